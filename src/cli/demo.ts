@@ -1,0 +1,105 @@
+import { connectLocal } from '../mcp/local-client.js';
+import type { LocalClient } from '../mcp/local-client.js';
+import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
+import { buildRuntime } from './runtime.js';
+
+/* The tour prints for a person, so plain console output is the point here. */
+
+const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
+/** For display only: show fenced mail text with light quotes instead of the nonce markers. */
+function show(s: unknown): string {
+  return String(s).replace(FENCED, '$1');
+}
+
+async function step<T>(client: LocalClient, tool: string, args: Record<string, unknown>): Promise<T> {
+  console.log(`\n$ mailwarden call ${tool} '${JSON.stringify(args)}' --demo`);
+  const r = await client.call(tool, args);
+  if (r.isError) throw new Error(`${tool} failed: ${r.text}`);
+  return r.structured as T;
+}
+
+interface SearchOut {
+  threads: Array<{ threadId: string; subject: string; from: string; unread: boolean; messageCount: number }>;
+  verification: { predicates: string[]; indexHits: number; dropped: number };
+  usage: { requests: number; quotaUnits: number };
+}
+
+interface ThreadOut {
+  subject: string;
+  messageCount: number;
+  omittedMessages: number;
+  messages: Array<{ from: string; date: string; body?: string; quotedHistoryRemoved?: boolean }>;
+}
+
+export async function runDemo(): Promise<number> {
+  const built = await buildRuntime({ demo: true, env: { ...process.env, MAILWARDEN_TOOLS: 'read,manage' } });
+  const sandbox = built.sandbox;
+  if (!sandbox) throw new Error('demo sandbox did not start');
+  const client = await connectLocal(built.runtime);
+  try {
+    console.log('mailwarden demo — the real tools, through an MCP client, on the embedded sandbox mailbox');
+    console.log(`(a Gmail simulator on ${sandbox.url}; no Google account, nothing leaves this machine)`);
+
+    const profile = await step<{ emailAddress: string; messagesTotal: number; threadsTotal: number; historyId: string }>(
+      client,
+      'get_profile',
+      {},
+    );
+    console.log(`  ${profile.emailAddress}: ${profile.messagesTotal} messages in ${profile.threadsTotal} threads`);
+
+    console.log('\n1. Search that survives a stale index.');
+    console.log('   Gmail\'s thread index can answer is:unread from stale state; mailwarden re-checks live labels.');
+    const s = await step<SearchOut>(client, 'search', { query: 'category:updates is:unread', maxResults: 50 });
+    console.log(
+      `   index returned ${s.verification.indexHits} threads; ${s.verification.dropped} had no unread message and were dropped; ${s.threads.length} kept`,
+    );
+    console.log(`   re-checked predicates: ${s.verification.predicates.join(' ')}`);
+    for (const t of s.threads.slice(0, 5)) console.log(`   • ${show(t.subject)} — ${show(t.from)}`);
+    console.log(`   cost: ${s.usage.requests} requests, ${s.usage.quotaUnits} quota units`);
+
+    console.log('\n2. Read a long quoted thread with bodies: "new" (quoted history stripped).');
+    const threadId = sandbox.threadIdForKey(DEMO_ADDRESS, DEMO_FACTS.keys.longQuoted);
+    const t = await step<ThreadOut>(client, 'get_thread', { threadId, bodies: 'new', lastN: 3 });
+    console.log(`   "${show(t.subject)}": ${t.messageCount} messages, showing the last ${t.messageCount - t.omittedMessages}`);
+    for (const m of t.messages) {
+      const body = show(m.body ?? '').trim().split('\n').slice(0, 4).join('\n      ');
+      console.log(`   ▸ ${show(m.from)} (${m.date})${m.quotedHistoryRemoved ? ' [quoted history removed]' : ''}\n      ${body}`);
+    }
+
+    console.log('\n3. What changed since a cursor.');
+    const delivered = sandbox.deliver(
+      DEMO_ADDRESS,
+      [
+        'From: Ada Example <ada@example.org>',
+        `To: ${DEMO_ADDRESS}`,
+        'Subject: Lunch on Thursday?',
+        `Date: ${new Date(sandbox.clock.now()).toUTCString()}`,
+        `Message-ID: <demo-${sandbox.clock.now()}@example.org>`,
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Are you free for lunch on Thursday?',
+        '',
+      ].join('\r\n'),
+      ['INBOX', 'UNREAD', 'CATEGORY_PERSONAL'],
+    );
+    console.log(`   (a new message arrives in the sandbox: ${delivered.id})`);
+    const w = await step<{ added: Array<{ messageId: string; labels: string[] }>; nextHistoryId: string }>(
+      client,
+      'what_changed',
+      { historyId: profile.historyId },
+    );
+    for (const a of w.added) console.log(`   + ${a.messageId} [${a.labels.join(', ')}]`);
+    console.log(`   next cursor: ${w.nextHistoryId}`);
+
+    console.log(`
+Connect an MCP client to this sandbox mailbox:
+  Claude Code:     claude mcp add mailwarden-demo -- npx mailwarden --demo
+  Claude Desktop:  "mcpServers": { "mailwarden": { "command": "npx", "args": ["mailwarden", "--demo"] } }
+  any client:      run \`mailwarden --demo\` as a stdio server (both MCP 2025-11-25 and 2026-07-28)
+  one tool:        mailwarden call search '{"query":"is:unread"}' --demo`);
+    return 0;
+  } finally {
+    await client.close();
+    await built.close();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The one error type every layer throws. `src/mcp/` is the only place that turns it into an
+ * MCP `isError` result; everything below it throws `MailError` with a code from this list.
+ * The message always says what to do next (which scope is missing, which command re-authorises).
+ */
+export const ERROR_CODES = [
+  'not_authorized',
+  'needs_reauth',
+  'insufficient_scope',
+  'forbidden_operation',
+  'not_found',
+  'rate_limited',
+  'upstream_unavailable',
+  'network_error',
+  'invalid_input',
+  'unsupported',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'upstream_unavailable', 'network_error']);
+
+export interface MailErrorOptions {
+  retryable?: boolean;
+  retryAfterSeconds?: number;
+  /** The input field an invalid_input error is about (dotted path). */
+  field?: string;
+  cause?: unknown;
+}
+
+export class MailError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly retryAfterSeconds: number | undefined;
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: MailErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MailError';
+    this.code = code;
+    this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(code);
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.field = options.field;
+  }
+}
+
+/** invalid_input naming the field and what is allowed. */
+export function invalidInput(field: string, problem: string): MailError {
+  return new MailError('invalid_input', `${field}: ${problem}`, { field });
+}
+
+export function isMailError(e: unknown): e is MailError {
+  return e instanceof MailError;
+}

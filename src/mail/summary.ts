@@ -1,0 +1,151 @@
+import { extractBody, listAttachments } from './body.js';
+import type { AttachmentMeta } from './body.js';
+import { headerValue } from './headers.js';
+import { stripQuotedHistory } from './quotes.js';
+import type { Header, Label, MailMessage, MailThread } from './types.js';
+
+/** Label ids a reader does not need spelled out: they are reported as flags instead. */
+const FLAG_LABELS = new Set(['UNREAD']);
+
+export function labelNames(ids: readonly string[], labels: ReadonlyMap<string, Label>): string[] {
+  return ids.filter((id) => !FLAG_LABELS.has(id)).map((id) => labels.get(id)?.name ?? id);
+}
+
+export function isUnread(m: MailMessage): boolean {
+  return m.labelIds.includes('UNREAD');
+}
+
+/** Single-line header text: folded, decoded, capped so one header cannot flood the context. */
+export function oneLine(value: string | undefined, max = 300): string {
+  const s = (value ?? '').replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+export function header(headers: Header[], name: string): string {
+  return oneLine(headerValue(headers, name));
+}
+
+export function dateOf(m: MailMessage): string {
+  return new Date(m.internalDate).toISOString();
+}
+
+export interface AttachmentSummary {
+  filename: string;
+  mimeType: string;
+  size: number;
+}
+
+function attachmentSummaries(list: AttachmentMeta[]): AttachmentSummary[] {
+  return list.map((a) => ({ filename: oneLine(a.filename, 200), mimeType: a.mimeType, size: a.size }));
+}
+
+export interface ThreadSummaryData {
+  threadId: string;
+  subject: string;
+  from: string;
+  date: string;
+  messageCount: number;
+  unread: boolean;
+  last: { messageId: string; date: string; from: string };
+  attachments: AttachmentSummary[];
+  labels: string[];
+  snippet: string;
+}
+
+export function summarizeThread(thread: MailThread, labels: ReadonlyMap<string, Label>): ThreadSummaryData {
+  const first = thread.messages[0];
+  const last = thread.messages[thread.messages.length - 1];
+  if (!first || !last) {
+    return {
+      threadId: thread.id,
+      subject: '',
+      from: '',
+      date: '',
+      messageCount: 0,
+      unread: false,
+      last: { messageId: '', date: '', from: '' },
+      attachments: [],
+      labels: [],
+      snippet: '',
+    };
+  }
+  const labelIds = new Set<string>();
+  for (const m of thread.messages) for (const id of m.labelIds) labelIds.add(id);
+  return {
+    threadId: thread.id,
+    subject: header(first.headers, 'Subject'),
+    from: header(first.headers, 'From'),
+    date: dateOf(first),
+    messageCount: thread.messages.length,
+    unread: thread.messages.some(isUnread),
+    last: { messageId: last.id, date: dateOf(last), from: header(last.headers, 'From') },
+    attachments: thread.messages.flatMap((m) => attachmentSummaries(listAttachments(m.root))),
+    labels: labelNames([...labelIds], labels),
+    snippet: oneLine(last.snippet, 200),
+  };
+}
+
+export type BodyMode = 'full' | 'text' | 'new' | 'none';
+
+export interface MessageView {
+  id: string;
+  from: string;
+  to: string;
+  cc: string;
+  date: string;
+  subject: string;
+  unread: boolean;
+  labels: string[];
+  body?: string;
+  bodySource?: 'text' | 'html' | 'none';
+  quotedHistoryRemoved?: boolean;
+  bodyTruncated?: boolean;
+  headers?: Array<{ name: string; value: string }>;
+  attachments: Array<AttachmentSummary & { attachmentId?: string; partId: string }>;
+}
+
+export function viewMessage(
+  m: MailMessage,
+  labels: ReadonlyMap<string, Label>,
+  mode: BodyMode,
+  maxBodyChars: number,
+): MessageView {
+  const view: MessageView = {
+    id: m.id,
+    from: header(m.headers, 'From'),
+    to: header(m.headers, 'To'),
+    cc: header(m.headers, 'Cc'),
+    date: dateOf(m),
+    subject: header(m.headers, 'Subject'),
+    unread: isUnread(m),
+    labels: labelNames(m.labelIds, labels),
+    attachments: listAttachments(m.root).map((a) => {
+      const out: AttachmentSummary & { attachmentId?: string; partId: string } = {
+        filename: oneLine(a.filename, 200),
+        mimeType: a.mimeType,
+        size: a.size,
+        partId: a.partId,
+      };
+      if (a.attachmentId !== undefined) out.attachmentId = a.attachmentId;
+      return out;
+    }),
+  };
+  if (mode === 'none') return view;
+  const body = extractBody(m.root);
+  let text = body.text;
+  if (mode === 'new') {
+    const stripped = stripQuotedHistory(text);
+    text = stripped.text;
+    view.quotedHistoryRemoved = stripped.removed;
+  }
+  if (text.length > maxBodyChars) {
+    text = text.slice(0, maxBodyChars);
+    view.bodyTruncated = true;
+  }
+  view.body = text;
+  view.bodySource = body.source;
+  if (mode === 'full') {
+    view.headers = m.headers.map((h) => ({ name: h.name, value: oneLine(headerValue([h], h.name), 2000) }));
+  }
+  return view;
+}

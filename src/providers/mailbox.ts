@@ -1,0 +1,59 @@
+import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../mail/types.js';
+
+/** Request/units counters a provider keeps so tools and benchmarks can report cost. */
+export interface Usage {
+  requests: number;
+  quotaUnits: number;
+}
+
+export interface MailboxCapabilities {
+  /** history since a cursor (Gmail historyId / IMAP MODSEQ). */
+  history: boolean;
+  /** server-side filters (Gmail settings / ManageSieve). */
+  filters: boolean;
+  /** Gmail has labels (many per message); IMAP has folders (one per message). */
+  organisation: 'labels' | 'folders';
+}
+
+export interface SearchOptions {
+  pageToken?: string;
+  /** 1..500 */
+  maxResults: number;
+  /** Gmail: includeSpamTrash. The query language still excludes spam/trash unless named. */
+  includeSpamTrash?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ThreadReadOptions {
+  /** full: headers + MIME tree with bodies; metadata: headers only (root has no children). */
+  format: 'full' | 'metadata';
+  metadataHeaders?: string[];
+  signal?: AbortSignal;
+}
+
+/**
+ * The contract both providers meet. Tools see only this interface (never a provider class).
+ * Errors are thrown as MailError.
+ */
+export interface Mailbox {
+  readonly provider: 'gmail' | 'imap';
+  readonly capabilities: MailboxCapabilities;
+  /** Account name this mailbox was opened for (e.g. "default", "demo"). */
+  readonly account: string;
+
+  getProfile(signal?: AbortSignal): Promise<Profile>;
+  listLabels(signal?: AbortSignal): Promise<Label[]>;
+  /** One label with its message/thread totals and unread counts (Gmail: labels.get). */
+  getLabel(id: string, signal?: AbortSignal): Promise<Label>;
+  /** Thread ids matching a Gmail-syntax query, newest first, as the server's index answers. */
+  searchThreads(query: string, options: SearchOptions): Promise<Page<{ id: string }>>;
+  /** Message refs matching a Gmail-syntax query (exact per-message index). */
+  searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>>;
+  getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread>;
+  getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Changes since a cursor. An expired cursor is a MailError('invalid_input'…), never an empty page. */
+  history(startHistoryId: string, options: { pageToken?: string; signal?: AbortSignal }): Promise<HistoryPage>;
+
+  usage(): Usage;
+  close(): Promise<void>;
+}

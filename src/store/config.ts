@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { MailError } from '../mail/errors.js';
+
+export type Env = Record<string, string | undefined>;
+
+/** MAILWARDEN_CONFIG_DIR, else $XDG_CONFIG_HOME/mailwarden, else ~/.config/mailwarden. */
+export function configDir(env: Env): string {
+  const explicit = env['MAILWARDEN_CONFIG_DIR'];
+  if (explicit) return explicit;
+  const xdg = env['XDG_CONFIG_HOME'];
+  return join(xdg && xdg !== '' ? xdg : join(homedir(), '.config'), 'mailwarden');
+}
+
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface StoredToken {
+  refreshToken: string;
+  scopes?: string[];
+  address?: string;
+  issuedAt?: string;
+}
+
+async function readJson(path: string, what: string, fix: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new MailError('not_authorized', `No ${what} at ${path}. ${fix}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new MailError('not_authorized', `${what} at ${path} is not valid JSON. ${fix}`);
+  }
+}
+
+/** Google's Desktop-app credentials.json: {"installed": {"client_id", "client_secret", …}}. */
+export async function readOAuthClient(env: Env): Promise<OAuthClient> {
+  const path = env['MAILWARDEN_CREDENTIALS'] ?? join(configDir(env), 'credentials.json');
+  const fix = 'Download a Desktop-app OAuth client from Google Cloud Console and save it there.';
+  const json = (await readJson(path, 'OAuth client credentials', fix)) as Record<string, unknown>;
+  const inner = (json['installed'] ?? json['web'] ?? json) as Record<string, unknown>;
+  const clientId = inner['client_id'];
+  const clientSecret = inner['client_secret'];
+  if (typeof clientId !== 'string' || typeof clientSecret !== 'string') {
+    throw new MailError('not_authorized', `${path} has no installed.client_id / client_secret. ${fix}`);
+  }
+  return { clientId, clientSecret };
+}
+
+export function tokenPath(env: Env, account: string): string {
+  return join(configDir(env), 'tokens', `${account}.json`);
+}
+
+export async function readToken(env: Env, account: string): Promise<StoredToken> {
+  const path = tokenPath(env, account);
+  const json = (await readJson(
+    path,
+    `token for account "${account}"`,
+    'Run `mailwarden auth` to connect the account, or use `mailwarden --demo` to try the sandbox mailbox.',
+  )) as Record<string, unknown>;
+  const refreshToken = json['refresh_token'] ?? json['refreshToken'];
+  if (typeof refreshToken !== 'string' || refreshToken === '') {
+    throw new MailError('needs_reauth', `${path} holds no refresh token. Run \`mailwarden auth\` again.`);
+  }
+  const out: StoredToken = { refreshToken };
+  if (Array.isArray(json['scopes'])) out.scopes = json['scopes'].filter((s): s is string => typeof s === 'string');
+  if (typeof json['address'] === 'string') out.address = json['address'];
+  if (typeof json['issuedAt'] === 'string') out.issuedAt = json['issuedAt'];
+  return out;
+}
+
+/** Account names are lower-cased: one name, one token file. */
+export function accountName(env: Env, flag?: string): string {
+  const name = (flag ?? env['MAILWARDEN_ACCOUNT'] ?? 'default').trim().toLowerCase();
+  if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) {
+    throw new MailError('invalid_input', `account: "${name}" is not a valid name (letters, digits, . _ -; up to 64)`, {
+      field: 'account',
+    });
+  }
+  return name;
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { mapBounded } from '../mail/async.js';
+import { defineTool } from './define.js';
+import { labelMap } from './labels-cache.js';
+
+const label = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.enum(['system', 'user']),
+  messagesTotal: z.number().optional(),
+  messagesUnread: z.number().optional(),
+  threadsTotal: z.number().optional(),
+  threadsUnread: z.number().optional(),
+});
+
+export const listLabels = defineTool({
+  name: 'list_labels',
+  title: 'List labels',
+  tier: 'read',
+  access: 'read',
+  description:
+    'List the mailbox labels (system and user) with ids. counts: true adds message/thread totals and unread counts (one extra request per label).',
+  input: z.strictObject({ counts: z.boolean().default(false) }),
+  output: z.object({ labels: z.array(label) }),
+  async handle(ctx, args) {
+    const labels = await ctx.mailbox.listLabels(ctx.signal);
+    if (!args.counts) return { labels: labels.map(({ id, name, type }) => ({ id, name, type })) };
+    // Gmail's labels.list omits counts; labels.get has them.
+    const detailed = await mapBounded(labels, 8, (l) => ctx.mailbox.getLabel(l.id, ctx.signal));
+    return {
+      labels: detailed.map((l) => {
+        const { color: _color, ...rest } = l;
+        return rest;
+      }),
+    };
+  },
+});
+
+export const getProfile = defineTool({
+  name: 'get_profile',
+  title: 'Mailbox profile',
+  tier: 'read',
+  access: 'read',
+  description:
+    'The mailbox address, message and thread totals, the current historyId (a cursor for what_changed), the provider, the account name and the mailwarden version.',
+  input: z.strictObject({}),
+  output: z.object({
+    account: z.string(),
+    provider: z.enum(['gmail', 'imap']),
+    emailAddress: z.string(),
+    messagesTotal: z.number(),
+    threadsTotal: z.number(),
+    historyId: z.string(),
+    serverVersion: z.string(),
+  }),
+  async handle(ctx) {
+    const p = await ctx.mailbox.getProfile(ctx.signal);
+    return {
+      account: ctx.mailbox.account,
+      provider: ctx.mailbox.provider,
+      emailAddress: p.emailAddress,
+      messagesTotal: p.messagesTotal,
+      threadsTotal: p.threadsTotal,
+      historyId: p.historyId,
+      serverVersion: ctx.serverVersion,
+    };
+  },
+});
+
+const change = z.object({ messageId: z.string(), threadId: z.string(), labels: z.array(z.string()) });
+
+export const whatChanged = defineTool({
+  name: 'what_changed',
+  title: 'What changed since a cursor',
+  tier: 'read',
+  access: 'read',
+  description:
+    'Changes since a historyId (from get_profile or a previous what_changed): messages added and deleted, labels added and removed per message, and nextHistoryId to pass next time. A historyId older than the server keeps is an invalid_input error, never an empty answer.',
+  input: z.strictObject({
+    historyId: z.string().regex(/^\d+$/, 'a decimal historyId from get_profile or what_changed'),
+    pageToken: z.string().max(500).optional(),
+  }),
+  output: z.object({
+    added: z.array(change),
+    deleted: z.array(z.object({ messageId: z.string(), threadId: z.string() })),
+    labelsAdded: z.array(change),
+    labelsRemoved: z.array(change),
+    nextHistoryId: z.string(),
+    nextPageToken: z.string().optional(),
+  }),
+  async handle(ctx, args) {
+    const [page, labels] = await Promise.all([
+      ctx.mailbox.history(args.historyId, { signal: ctx.signal, ...(args.pageToken ? { pageToken: args.pageToken } : {}) }),
+      labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
+    ]);
+    const names = (ids: string[]) => ids.map((id) => labels.get(id)?.name ?? id);
+    const conv = (c: { messageId: string; threadId: string; labelIds: string[] }) => ({
+      messageId: c.messageId,
+      threadId: c.threadId,
+      labels: names(c.labelIds),
+    });
+    return {
+      added: page.added.map(conv),
+      deleted: page.deleted,
+      labelsAdded: page.labelsAdded.map(conv),
+      labelsRemoved: page.labelsRemoved.map(conv),
+      nextHistoryId: page.historyId,
+      ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+    };
+  },
+});

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { invalidInput } from '../mail/errors.js';
+import { header, viewMessage } from '../mail/summary.js';
+import type { MessageView } from '../mail/summary.js';
+import type { Fence } from '../mcp/untrusted.js';
+import { defineTool } from './define.js';
+import { labelMap } from './labels-cache.js';
+
+const messageView = z.object({
+  id: z.string(),
+  from: z.string(),
+  to: z.string(),
+  cc: z.string(),
+  date: z.string(),
+  subject: z.string(),
+  unread: z.boolean(),
+  labels: z.array(z.string()),
+  body: z.string().optional().describe('fenced mail text'),
+  bodySource: z.enum(['text', 'html', 'none']).optional(),
+  quotedHistoryRemoved: z.boolean().optional(),
+  bodyTruncated: z.boolean().optional(),
+  headers: z.array(z.object({ name: z.string(), value: z.string() })).optional(),
+  attachments: z.array(
+    z.object({
+      filename: z.string(),
+      mimeType: z.string(),
+      size: z.number(),
+      partId: z.string(),
+      attachmentId: z.string().optional(),
+    }),
+  ),
+});
+
+function fenced(v: MessageView, f: Fence): MessageView {
+  const out: MessageView = {
+    ...v,
+    from: f.wrap(v.from),
+    to: f.wrap(v.to),
+    cc: v.cc === '' ? '' : f.wrap(v.cc),
+    subject: f.wrap(v.subject),
+    attachments: v.attachments.map((a) => ({ ...a, filename: f.wrap(a.filename) })),
+  };
+  if (v.body !== undefined) out.body = f.wrap(v.body);
+  if (v.headers) out.headers = v.headers.map((h) => ({ name: h.name, value: f.wrap(h.value) }));
+  return out;
+}
+
+export const getThread = defineTool({
+  name: 'get_thread',
+  title: 'Read a thread',
+  tier: 'read',
+  access: 'read',
+  description:
+    'Read a thread\'s messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.',
+  input: z.strictObject({
+    threadId: z.string().min(1).max(100),
+    bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
+    lastN: z.number().int().min(1).max(100).optional().describe('only the newest N messages'),
+    afterMessageId: z.string().min(1).max(100).optional().describe('only messages after this one'),
+    maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
+  }),
+  output: z.object({
+    threadId: z.string(),
+    subject: z.string(),
+    messageCount: z.number(),
+    omittedMessages: z.number(),
+    messages: z.array(messageView),
+  }),
+  async handle(ctx, args) {
+    const [thread, labels] = await Promise.all([
+      ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
+      labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
+    ]);
+    let messages = thread.messages;
+    if (args.afterMessageId !== undefined) {
+      const at = messages.findIndex((m) => m.id === args.afterMessageId);
+      if (at < 0) throw invalidInput('afterMessageId', `message ${args.afterMessageId} is not in thread ${args.threadId}`);
+      messages = messages.slice(at + 1);
+    }
+    if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
+    const first = thread.messages[0];
+    return {
+      threadId: thread.id,
+      subject: ctx.fence.wrap(first ? header(first.headers, 'Subject') : ''),
+      messageCount: thread.messages.length,
+      omittedMessages: thread.messages.length - messages.length,
+      messages: messages.map((m) => fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars), ctx.fence)),
+    };
+  },
+});

@@ -1,0 +1,92 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
+import { Sandbox } from '../../src/sandbox/index.js';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
+
+export const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+export type Protocol = '2025-11-25' | '2026-07-28';
+
+export interface CallOutcome {
+  isError: boolean;
+  structured: Record<string, unknown>;
+  text: string;
+}
+
+export interface Stack {
+  sandbox: Sandbox;
+  client: Client;
+  configDir: string;
+  refreshToken: string;
+  stderr: () => string;
+  call(name: string, args?: Record<string, unknown>): Promise<CallOutcome>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  sandbox?: SandboxOptions;
+  /** Reuse a sandbox another stack started. */
+  existingSandbox?: Sandbox;
+  env?: Record<string, string>;
+  protocol?: Protocol;
+}
+
+/**
+ * The real thing end to end: the sandbox Gmail simulator on loopback HTTP in this process, the
+ * built server spawned as a child over stdio, and the MCP SDK client talking to it.
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const sandbox = options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
+  const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-test-'));
+  const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
+  writeFileSync(
+    join(configDir, 'credentials.json'),
+    JSON.stringify({ installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret } }),
+  );
+  mkdirSync(join(configDir, 'tokens'));
+  writeFileSync(join(configDir, 'tokens', 'default.json'), JSON.stringify({ refresh_token: refreshToken }));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN],
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: configDir,
+      MAILWARDEN_CONFIG_DIR: configDir,
+      MAILWARDEN_SANDBOX_URL: sandbox.url,
+      ...options.env,
+    },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const protocol = options.protocol ?? '2025-11-25';
+  const client = new Client(
+    { name: 'mailwarden-test', version: '0' },
+    { versionNegotiation: { mode: protocol === '2026-07-28' ? { pin: '2026-07-28' } : 'legacy' } },
+  );
+  await client.connect(transport);
+  return {
+    sandbox,
+    client,
+    configDir,
+    refreshToken,
+    stderr: () => stderr,
+    async call(name, args = {}) {
+      const r = await client.callTool({ name, arguments: args });
+      const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
+      return {
+        isError: r.isError === true,
+        structured: (r.structuredContent ?? {}) as Record<string, unknown>,
+        text: content.map((c) => c.text ?? '').join('\n'),
+      };
+    },
+    async close() {
+      await client.close();
+      if (!options.existingSandbox) await sandbox.close();
+    },
+  };
+}

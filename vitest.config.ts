@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // The JSON report is what .ci/run turns into its closing "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/vitest-report.json' },
+  },
+});
