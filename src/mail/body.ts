@@ -8,6 +8,7 @@
  * drops what a mail client would not show, and always shows where links really go.
  */
 import { compile } from 'html-to-text';
+import { Parser } from 'htmlparser2';
 import type { FormatCallback, HtmlToTextOptions, SelectorDefinition } from 'html-to-text';
 
 import { decodeCharset } from './headers.js';
@@ -76,18 +77,33 @@ export function decodePartText(node: MimeNode): string {
 // ---------------------------------------------------------------------------------------------
 // HTML → readable text
 
-function decodeCssEscapes(s: string): string {
-  // Entities in attribute values are decoded by browsers before CSS sees them
-  // ("display&#58;none" hides too); CSS comments split nothing.
-  return s
-    .replace(/&#x([0-9a-f]+);?/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
-    .replace(/&#(\d+);?/g, (_, d: string) => String.fromCodePoint(Number(d)))
-    .replace(/&colon;/gi, ':')
-    .replace(/&semi;/gi, ';')
-    .replace(/\/\*[\s\S]*?\*\//g, '');
+/** CSS comments removed in one forward pass (an unclosed one runs to the end, as in CSS). */
+function stripCssComments(css: string): string {
+  let out = '';
+  let i = 0;
+  for (;;) {
+    const open = css.indexOf('/*', i);
+    if (open < 0) return out + css.slice(i);
+    out += css.slice(i, open);
+    const close = css.indexOf('*/', open + 2);
+    if (close < 0) return out;
+    i = close + 2;
+  }
 }
 
-const ZERO = /^[-+]?0*\.?0*(?:px|pt|em|rem|ex|ch|%|vh|vw)?$/;
+/** CSS escapes ("n\6f ne" is "none", CSS Syntax §4.3.7) undone, so escaping cannot hide a rule. */
+function unescapeCss(css: string): string {
+  return css.replace(
+    /\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|(.))/g,
+    (_, hex: string | undefined, ch: string | undefined) => {
+      if (hex === undefined) return ch ?? '';
+      const cp = parseInt(hex, 16);
+      return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : '\ufffd';
+    },
+  );
+}
+
+const ZERO = /^[-+]?(?:0+\.?0*|\.0+)(?:px|pt|em|rem|ex|ch|%|vh|vw)?$/;
 
 /**
  * Declarations that make an element's text invisible in a mail client. Covers the usual
@@ -95,7 +111,7 @@ const ZERO = /^[-+]?0*\.?0*(?:px|pt|em|rem|ex|ch|%|vh|vw)?$/;
  */
 function hidesContent(css: string): boolean {
   const decl = new Map<string, string>();
-  for (const d of decodeCssEscapes(css).split(';')) {
+  for (const d of unescapeCss(stripCssComments(css)).split(';')) {
     const colon = d.indexOf(':');
     if (colon < 0) continue;
     const prop = d.slice(0, colon).trim().toLowerCase();
@@ -126,27 +142,26 @@ function hidesContent(css: string): boolean {
 
 /**
  * Class and id names that top-level rules in <style> blocks hide (`.preheader{display:none}`).
- * Rules inside @media and other at-blocks are conditional (mobile-only layouts) and ignored.
+ * Rules inside @media and other at-blocks are conditional (mobile-only layouts) and ignored;
+ * only simple `.class`, `tag.class` and `#id` selectors are understood.
  */
-function hiddenSelectors(html: string): { classes: Set<string>; ids: Set<string> } {
+function hiddenSelectors(styleBlocks: readonly string[]): { classes: Set<string>; ids: Set<string> } {
   const classes = new Set<string>();
   const ids = new Set<string>();
-  for (const m of html.matchAll(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi)) {
-    const css = (m[1] ?? '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/<!--|-->/g, '');
+  for (const block of styleBlocks) {
+    const css = stripCssComments(block).replace(/<!--|-->/g, '');
     let depth = 0;
     let start = 0;
-    let inAt = false;
     for (let i = 0; i < css.length; i++) {
       const c = css[i];
       if (c === '{') {
         if (depth === 0) {
           const prelude = css.slice(start, i).trim();
-          inAt = prelude.startsWith('@');
-          const close = css.indexOf('}', i);
-          if (!inAt && close > 0 && hidesContent(css.slice(i + 1, close))) {
-            for (const sel of prelude.split(',')) {
-              const s = /^[a-z0-9]*([.#])([\w-]+)$/i.exec(sel.trim());
-              if (s !== null) (s[1] === '.' ? classes : ids).add(s[2] as string);
+          const ruleEnd = css.indexOf('}', i);
+          if (!prelude.startsWith('@') && ruleEnd > 0 && hidesContent(css.slice(i + 1, ruleEnd))) {
+            for (const sel of unescapeCss(prelude).split(',')) {
+              const m = /^[a-z0-9]*([.#])([\w-]+)$/i.exec(sel.trim());
+              if (m !== null) (m[1] === '.' ? classes : ids).add(m[2] as string);
             }
           }
         }
@@ -162,25 +177,54 @@ function hiddenSelectors(html: string): { classes: Set<string>; ids: Set<string>
   return { classes, ids };
 }
 
-const START_TAG = /<([a-zA-Z][^\s/>]*)((?:"[^"]*"|'[^']*'|[^'">])*)>/g;
-const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
 const HIDDEN_MARK = 'data-mailwarden-hidden';
 
-/** Marks every start tag whose element a mail client would not show, for a 'skip' selector. */
+/**
+ * Marks every start tag whose element a mail client would not show, for a 'skip' selector.
+ * The tags are found with htmlparser2 — the tokenizer html-to-text itself parses with — so
+ * comments, raw text and quoting cannot make this pass see different tags than the renderer
+ * (a hand-rolled scanner can be desynchronised to smuggle a hidden block past it).
+ */
 function markHidden(html: string): string {
-  const { classes, ids } = hiddenSelectors(html);
-  return html.replace(START_TAG, (tag: string, name: string, attrs: string) => {
-    let hidden = false;
-    for (const a of attrs.matchAll(ATTRIBUTE)) {
-      const key = (a[1] ?? '').toLowerCase();
-      const value = a[2] ?? a[3] ?? a[4] ?? '';
-      if (key === 'hidden') hidden = true;
-      else if (key === 'style' && hidesContent(value)) hidden = true;
-      else if (key === 'class' && value.split(/\s+/).some((c) => classes.has(c))) hidden = true;
-      else if (key === 'id' && ids.has(value.trim())) hidden = true;
-    }
-    return hidden ? `<${name} ${HIDDEN_MARK}${tag.slice(1 + name.length)}` : tag;
-  });
+  const tags: Array<{ start: number; attribs: Record<string, string> }> = [];
+  const styleBlocks: string[] = [];
+  let inStyle = false;
+  const parser = new Parser(
+    {
+      onopentag(name, attribs, isImplied) {
+        // An implied tag has no source text (and no attributes) to mark.
+        if (!isImplied) tags.push({ start: parser.startIndex, attribs });
+        if (name === 'style') {
+          inStyle = true;
+          styleBlocks.push('');
+        }
+      },
+      ontext(text) {
+        if (inStyle) styleBlocks[styleBlocks.length - 1] += text;
+      },
+      onclosetag(name) {
+        if (name === 'style') inStyle = false;
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.end(html);
+  const { classes, ids } = hiddenSelectors(styleBlocks);
+  let out = '';
+  let copied = 0;
+  for (const { start, attribs } of tags) {
+    const hidden =
+      'hidden' in attribs ||
+      hidesContent(attribs['style'] ?? '') ||
+      (attribs['class'] ?? '').split(/\s+/).some((c) => classes.has(c)) ||
+      ids.has((attribs['id'] ?? '').trim());
+    if (!hidden) continue;
+    let nameEnd = start + 1;
+    while (nameEnd < html.length && !/[\s/>]/.test(html[nameEnd] as string)) nameEnd++;
+    out += `${html.slice(copied, nameEnd)} ${HIDDEN_MARK}`;
+    copied = nameEnd;
+  }
+  return out + html.slice(copied);
 }
 
 function comparableTarget(s: string): string {
@@ -235,6 +279,9 @@ function converterOptions(showLinks: boolean): HtmlToTextOptions {
   });
   return {
     wordwrap: false,
+    // A crafted document nested thousands deep would overflow the stack; nothing legible lives
+    // that deep, and what is cut is dropped, never shown.
+    limits: { maxDepth: 200, ellipsis: '' },
     formatters: { mwLink: formatLink, mwImage: formatImage },
     selectors: [
       { selector: 'a', format: 'mwLink', options: { showLinks } },

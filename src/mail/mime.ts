@@ -58,8 +58,8 @@ function splitEntity(buf: Buffer): { headers: Header[]; body: Buffer } {
     if ((first === 0x20 || first === 0x09) && current !== undefined) {
       current.push(line);
     } else {
+      // A new field. Lines without a "name:" (an mbox "From " separator) are dropped by flush.
       flush();
-      // An mbox "From " separator line is not a header (no colon before the space).
       current = [line];
     }
     pos = next;
@@ -334,10 +334,17 @@ function splitMultipart(body: Buffer, boundary: string): Buffer[] {
   return parts;
 }
 
+/**
+ * Nesting deeper than any real mailer produces is a crafted message; past this depth a
+ * multipart is kept as one opaque leaf instead of recursing until the stack runs out.
+ */
+const MAX_DEPTH = 40;
+
 function buildNode(
   buf: Buffer,
   partId: string,
   defaultType: string,
+  depth: number,
   headers?: Header[],
   body?: Buffer,
 ): MimeNode {
@@ -364,18 +371,19 @@ function buildNode(
   // Non-standard but common: RFC 2047 encoded-words inside a quoted filename parameter.
   const filename = decodeWords(rawName).trim();
 
+  if (mimeType.startsWith('multipart/') && depth >= MAX_DEPTH) mimeType = 'application/octet-stream';
   if (mimeType.startsWith('multipart/') && boundary !== undefined) {
     const childDefault = mimeType === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
     const children = splitMultipart(rest, boundary).map((p, i) =>
-      buildNode(p, partId === '' ? String(i) : `${partId}.${i}`, childDefault),
+      buildNode(p, partId === '' ? String(i) : `${partId}.${i}`, childDefault, depth + 1),
     );
     return { partId, mimeType, headers: hs, filename, size: 0, children };
   }
   const cte = (firstHeader(hs, 'content-transfer-encoding') ?? '').trim().toLowerCase();
   // message/rfc822 stays a leaf holding the embedded message's bytes: listed as an attachment
   // and parsed again on demand, never mistaken for the outer message's body.
-  const decoded = decodeTransfer(rest, cte);
-  const bytes = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  // Copied: a view would pin the whole source (or Node's shared pool) and alias the caller's bytes.
+  const bytes = new Uint8Array(decodeTransfer(rest, cte));
   return { partId, mimeType, headers: hs, filename, size: bytes.byteLength, body: bytes, children: [] };
 }
 
@@ -387,6 +395,6 @@ function buildNode(
 export function parseRawMessage(raw: string | Uint8Array): { headers: Header[]; root: MimeNode } {
   const buf = toBuffer(raw);
   const { headers, body } = splitEntity(buf);
-  const root = buildNode(buf, '', 'text/plain', headers, body);
+  const root = buildNode(buf, '', 'text/plain', 0, headers, body);
   return { headers, root };
 }

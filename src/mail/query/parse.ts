@@ -249,7 +249,5 @@ class Parser {
  * everything. Throws invalid_input naming the problem and its 1-based position.
  */
 export function parseQuery(q: string): QueryNode {
-  const parser = new Parser(lex(q));
-  const node = parser.parseQuery();
-  return node;
+  return new Parser(lex(q)).parseQuery();
 }

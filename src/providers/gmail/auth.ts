@@ -31,7 +31,11 @@ interface CachedToken {
  * What a needs_reauth error says. Kept separate so the explanation of *why* a grant died (e.g.
  * the Testing-mode 7-day limit, judged from `refreshTokenIssuedAt`) can grow in one place.
  */
-export function reauthMessage(ctx: { description: string | undefined; refreshTokenIssuedAt?: number; now: number }): string {
+export function reauthMessage(ctx: {
+  description: string | undefined;
+  refreshTokenIssuedAt?: number;
+  now: number;
+}): string {
   const google = ctx.description === undefined ? '' : ` (Google: ${ctx.description})`;
   const age =
     ctx.refreshTokenIssuedAt === undefined
@@ -108,7 +112,10 @@ export class TokenSource {
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new MailError('upstream_unavailable', 'token refresh: Google answered with something that is not JSON');
+      throw new MailError(
+        'upstream_unavailable',
+        'token refresh: Google answered with something that is not JSON',
+      );
     }
     if (typeof parsed.access_token !== 'string' || parsed.access_token === '') {
       throw new MailError('upstream_unavailable', 'token refresh: Google answered without an access_token');

@@ -95,7 +95,7 @@ export class GmailClient {
     this.tokens = new TokenSource(options.credentials, this.wire, this.policy);
   }
 
-  call<N extends GmailEndpointName>(name: N, options: CallOptions = {}): Promise<GmailResponses[N]> {
+  async call<N extends GmailEndpointName>(name: N, options: CallOptions = {}): Promise<GmailResponses[N]> {
     const endpoint = endpointByName(name);
     const path = endpoint.pathPattern.replace(/\{(\w+)\}/g, (_all, key: string) => {
       if (key === 'userId') return USER_ID;
@@ -118,7 +118,7 @@ export class GmailClient {
     };
     if (options.body !== undefined) raw.body = JSON.stringify(options.body);
     if (options.signal !== undefined) raw.signal = options.signal;
-    return this.request(raw) as Promise<GmailResponses[N]>;
+    return (await this.request(raw)) as GmailResponses[N];
   }
 
   /** Parsed JSON, or undefined for an empty (204) answer. */
@@ -152,7 +152,10 @@ export class GmailClient {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new MailError('upstream_unavailable', `${endpoint.name}: Gmail answered with something that is not JSON`);
+      throw new MailError(
+        'upstream_unavailable',
+        `${endpoint.name}: Gmail answered with something that is not JSON`,
+      );
     }
   }
 

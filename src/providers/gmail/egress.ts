@@ -22,8 +22,20 @@ const ALLOWED_HOSTS: ReadonlySet<string> = new Set([GMAIL_HOST, OAUTH_HOST]);
 const WRAPPER_PREFIXES: ReadonlySet<string> = new Set(['upload', 'resumable', 'batch']);
 const TOKEN_GRANTS: ReadonlySet<string> = new Set(['refresh_token', 'authorization_code']);
 
+/**
+ * The URL as an error may show it: userinfo and query values are cut, since a refused URL may be
+ * exactly the one carrying a secret (`?access_token=…`, `user:password@`) and errors reach logs
+ * and the model.
+ */
+function redact(url: string): string {
+  const cut = url
+    .replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1…@')
+    .replace(/\?([^#]*)/, (_q, query: string) => `?${query.replace(/=[^&]*/g, '=…')}`);
+  return cut.length > 160 ? `${cut.slice(0, 160)}…` : cut;
+}
+
 function refuse(req: EgressRequest, why: string): MailError {
-  const shown = req.url.length > 160 ? `${req.url.slice(0, 160)}…` : req.url;
+  const shown = redact(req.url);
   return new MailError('forbidden_operation', `mailwarden refused ${req.method} ${shown}: ${why}`, {
     retryable: false,
   });
@@ -67,16 +79,22 @@ export function checkEgress(req: EgressRequest, tiers: ReadonlySet<Tier>): Endpo
   // fetch upper-cases only some methods ("patch" stays lower case), so take them verbatim.
   if (!/^[A-Z]+$/.test(req.method)) throw refuse(req, 'the HTTP method must be an upper-case token');
   // WHATWG URL silently strips tabs/newlines and trims spaces: what we read must be what is sent.
-  if (!/^[\x21-\x7e]+$/.test(req.url)) throw refuse(req, 'the URL contains whitespace, control or non-ASCII characters');
+  if (!/^[\x21-\x7e]+$/.test(req.url))
+    throw refuse(req, 'the URL contains whitespace, control or non-ASCII characters');
   const m = RAW_URL.exec(req.url);
   if (m === null) throw refuse(req, 'not an absolute URL');
   const [, scheme = '', authority = '', rawPath = '', rawQuery, fragment] = m;
 
   if (scheme !== 'https') throw refuse(req, 'only https is allowed (tokens and mail never travel in clear)');
-  if (authority.includes('@')) throw refuse(req, 'the URL carries userinfo, which can disguise the real host');
-  if (authority.includes(':')) throw refuse(req, 'the URL names a port; only the default https port is allowed');
+  if (authority.includes('@'))
+    throw refuse(req, 'the URL carries userinfo, which can disguise the real host');
+  if (authority.includes(':'))
+    throw refuse(req, 'the URL names a port; only the default https port is allowed');
   if (!ALLOWED_HOSTS.has(authority)) {
-    throw refuse(req, `host "${authority}" is not exactly ${GMAIL_HOST} or ${OAUTH_HOST}; no token is sent there`);
+    throw refuse(
+      req,
+      `host "${authority}" is not exactly ${GMAIL_HOST} or ${OAUTH_HOST}; no token is sent there`,
+    );
   }
   if (fragment !== undefined) throw refuse(req, 'the URL has a fragment');
 
@@ -99,7 +117,10 @@ export function checkEgress(req: EgressRequest, tiers: ReadonlySet<Tier>): Endpo
     throw refuse(req, 'not a valid URL');
   }
   if (rawPath !== canonicalPath || parsedHref !== req.url) {
-    throw refuse(req, `the path is not in canonical form (reads as ${canonicalPath}); mailwarden never builds it`);
+    throw refuse(
+      req,
+      `the path is not in canonical form (reads as ${canonicalPath}); mailwarden never builds it`,
+    );
   }
 
   const endpoint = matchEndpoint(req, authority, segments);

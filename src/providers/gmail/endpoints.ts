@@ -80,7 +80,16 @@ function ep(
   tier: Tier,
   query: readonly string[] = [],
 ): Endpoint {
-  return { name, method, host: GMAIL_HOST, pathPattern: `${U}${path}`, units, tier, scope: SCOPE_BY_TIER[tier], query };
+  return {
+    name,
+    method,
+    host: GMAIL_HOST,
+    pathPattern: `${U}${path}`,
+    units,
+    tier,
+    scope: SCOPE_BY_TIER[tier],
+    query,
+  };
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [

@@ -39,7 +39,8 @@ export function parseGoogleError(text: string): GoogleError {
   } catch {
     return { message: str(text.trim().slice(0, 300)), reasons: [], status: undefined };
   }
-  if (body === null || typeof body !== 'object') return { message: undefined, reasons: [], status: undefined };
+  if (body === null || typeof body !== 'object')
+    return { message: undefined, reasons: [], status: undefined };
   const top = body as Record<string, unknown>;
   const err = top['error'];
   if (typeof err === 'string') {
@@ -54,7 +55,11 @@ export function parseGoogleError(text: string): GoogleError {
   };
 }
 
-const RATE_REASONS: ReadonlySet<string> = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RATE_LIMIT_EXCEEDED']);
+const RATE_REASONS: ReadonlySet<string> = new Set([
+  'rateLimitExceeded',
+  'userRateLimitExceeded',
+  'RATE_LIMIT_EXCEEDED',
+]);
 
 /** Gmail signals quota exhaustion with 429, or with 403 and one of these reasons (quota page). */
 export function isRateLimitReason(e: GoogleError): boolean {

@@ -63,7 +63,9 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 }
 
 function isAbort(e: unknown, signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true || (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError'));
+  return (
+    signal?.aborted === true || (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError'))
+  );
 }
 
 /** A response worth another try, or undefined when the caller should map it as is. */

@@ -48,7 +48,9 @@ export function loopbackTransport(baseUrl: string, inner: Transport = fetchTrans
   return (url, init) => {
     const origin = GOOGLE_ORIGINS.find((o) => url.startsWith(`${o}/`));
     if (origin === undefined) {
-      return Promise.reject(new Error(`loopbackTransport: refusing to route ${url}; only Google API origins`));
+      return Promise.reject(
+        new Error(`loopbackTransport: refusing to route ${url}; only Google API origins`),
+      );
     }
     return inner(`${prefix}${url.slice(origin.length)}`, init);
   };
