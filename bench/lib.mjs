@@ -24,10 +24,15 @@ export function configFor(sandbox, address) {
   const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-'));
   writeFileSync(
     join(dir, 'credentials.json'),
-    JSON.stringify({ installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret } }),
+    JSON.stringify({
+      installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret },
+    }),
   );
   mkdirSync(join(dir, 'tokens'));
-  writeFileSync(join(dir, 'tokens', 'default.json'), JSON.stringify({ refresh_token: sandbox.refreshTokenFor(address) }));
+  writeFileSync(
+    join(dir, 'tokens', 'default.json'),
+    JSON.stringify({ refresh_token: sandbox.refreshTokenFor(address) }),
+  );
   return dir;
 }
 

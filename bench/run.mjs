@@ -52,7 +52,12 @@ const searchWall = median(searches.map((s) => s.wall));
 const textChars = last.content.map((c) => c.text ?? '').join('').length;
 const result = {
   date: new Date().toISOString(),
-  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: round(totalmem() / 2 ** 30), node: process.version },
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: round(totalmem() / 2 ** 30),
+    node: process.version,
+  },
   runs: RUNS,
   coldStart: {
     medianMs: round(median(cold)),

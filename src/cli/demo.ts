@@ -40,16 +40,24 @@ export async function runDemo(): Promise<number> {
     console.log('mailwarden demo — the real tools, through an MCP client, on the embedded sandbox mailbox');
     console.log(`(a Gmail simulator on ${sandbox.url}; no Google account, nothing leaves this machine)`);
 
-    const profile = await step<{ emailAddress: string; messagesTotal: number; threadsTotal: number; historyId: string }>(
-      client,
-      'get_profile',
-      {},
+    const profile = await step<{
+      emailAddress: string;
+      messagesTotal: number;
+      threadsTotal: number;
+      historyId: string;
+    }>(client, 'get_profile', {});
+    console.log(
+      `  ${profile.emailAddress}: ${profile.messagesTotal} messages in ${profile.threadsTotal} threads`,
     );
-    console.log(`  ${profile.emailAddress}: ${profile.messagesTotal} messages in ${profile.threadsTotal} threads`);
 
     console.log('\n1. Search that survives a stale index.');
-    console.log('   Gmail\'s thread index can answer is:unread from stale state; mailwarden re-checks live labels.');
-    const s = await step<SearchOut>(client, 'search', { query: 'category:updates is:unread', maxResults: 50 });
+    console.log(
+      "   Gmail's thread index can answer is:unread from stale state; mailwarden re-checks live labels.",
+    );
+    const s = await step<SearchOut>(client, 'search', {
+      query: 'category:updates is:unread',
+      maxResults: 50,
+    });
     console.log(
       `   index returned ${s.verification.indexHits} threads; ${s.verification.dropped} had no unread message and were dropped; ${s.threads.length} kept`,
     );
@@ -60,10 +68,18 @@ export async function runDemo(): Promise<number> {
     console.log('\n2. Read a long quoted thread with bodies: "new" (quoted history stripped).');
     const threadId = sandbox.threadIdForKey(DEMO_ADDRESS, DEMO_FACTS.keys.longQuoted);
     const t = await step<ThreadOut>(client, 'get_thread', { threadId, bodies: 'new', lastN: 3 });
-    console.log(`   "${show(t.subject)}": ${t.messageCount} messages, showing the last ${t.messageCount - t.omittedMessages}`);
+    console.log(
+      `   "${show(t.subject)}": ${t.messageCount} messages, showing the last ${t.messageCount - t.omittedMessages}`,
+    );
     for (const m of t.messages) {
-      const body = show(m.body ?? '').trim().split('\n').slice(0, 4).join('\n      ');
-      console.log(`   ▸ ${show(m.from)} (${m.date})${m.quotedHistoryRemoved ? ' [quoted history removed]' : ''}\n      ${body}`);
+      const body = show(m.body ?? '')
+        .trim()
+        .split('\n')
+        .slice(0, 4)
+        .join('\n      ');
+      console.log(
+        `   ▸ ${show(m.from)} (${m.date})${m.quotedHistoryRemoved ? ' [quoted history removed]' : ''}\n      ${body}`,
+      );
     }
 
     console.log('\n3. What changed since a cursor.');
@@ -91,12 +107,13 @@ export async function runDemo(): Promise<number> {
     for (const a of w.added) console.log(`   + ${a.messageId} [${a.labels.join(', ')}]`);
     console.log(`   next cursor: ${w.nextHistoryId}`);
 
+    const self = `node ${process.argv[1] ?? 'dist/cli/main.js'}`;
     console.log(`
-Connect an MCP client to this sandbox mailbox:
-  Claude Code:     claude mcp add mailwarden-demo -- npx mailwarden --demo
-  Claude Desktop:  "mcpServers": { "mailwarden": { "command": "npx", "args": ["mailwarden", "--demo"] } }
-  any client:      run \`mailwarden --demo\` as a stdio server (both MCP 2025-11-25 and 2026-07-28)
-  one tool:        mailwarden call search '{"query":"is:unread"}' --demo`);
+Connect an MCP client to this sandbox mailbox (stdio; MCP 2025-11-25 and 2026-07-28):
+  Claude Code:     claude mcp add mailwarden-demo -- ${self} --demo
+  Claude Desktop:  "mcpServers": { "mailwarden": { "command": "node", "args": ["${process.argv[1] ?? 'dist/cli/main.js'}", "--demo"] } }
+  one tool:        ${self} call search '{"query":"is:unread"}' --demo
+Drop --demo to serve a real Gmail account (see README: credentials.json and a token).`);
     return 0;
   } finally {
     await client.close();

@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-import { connectLocal } from '../mcp/local-client.js';
 import { serveOverStdio } from '../mcp/stdio.js';
 import { isMailError } from '../mail/errors.js';
-import { runDemo } from './demo.js';
 import { buildRuntime, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
 
 const USAGE = `mailwarden ${VERSION} — an MCP server for your mailbox that never sends mail
@@ -49,7 +47,11 @@ function flagString(p: Parsed, name: string): string | undefined {
 
 async function serve(p: Parsed): Promise<void> {
   const account = flagString(p, 'account');
-  const built = await buildRuntime({ demo: p.flags.has('demo'), env: process.env, ...(account ? { account } : {}) });
+  const built = await buildRuntime({
+    demo: p.flags.has('demo'),
+    env: process.env,
+    ...(account ? { account } : {}),
+  });
   if (built.sandbox) stderrLogger.info('serving the sandbox mailbox', { sandbox: built.sandbox.url });
   let closing = false;
   const shutdown = () => {
@@ -78,7 +80,13 @@ async function call(p: Parsed): Promise<number> {
     }
   }
   const account = flagString(p, 'account');
-  const built = await buildRuntime({ demo: p.flags.has('demo'), env: process.env, ...(account ? { account } : {}) });
+  const built = await buildRuntime({
+    demo: p.flags.has('demo'),
+    env: process.env,
+    ...(account ? { account } : {}),
+  });
+  // The MCP client is only needed here and in the demo; serving never loads it.
+  const { connectLocal } = await import('../mcp/local-client.js');
   const client = await connectLocal(built.runtime);
   try {
     const r = await client.call(tool, args);
@@ -105,13 +113,15 @@ async function main(): Promise<number | undefined> {
   if (p.flags.has('help') || p.command === 'help') return void console.log(USAGE);
   switch (p.command) {
     case 'serve':
-      return serve(p);
+      await serve(p);
+      return undefined;
     case 'demo':
-      return runDemo();
+      return (await import('./demo.js')).runDemo();
     case 'call':
       return call(p);
     case 'sandbox':
-      return sandbox(p);
+      await sandbox(p);
+      return undefined;
     default:
       console.error(`unknown command "${p.command}"\n\n${USAGE}`);
       return 2;

@@ -6,8 +6,7 @@ import type { Tier } from '../policy/tiers.js';
 import { GmailMailbox } from '../providers/gmail/mailbox.js';
 import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
-import { DEMO_ADDRESS, demoCorpus } from '../sandbox/corpus/index.js';
-import { Sandbox } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 import { accountName, readOAuthClient, readToken } from '../store/config.js';
 import type { Env } from '../store/config.js';
 import { ALL_TOOLS } from '../tools/index.js';
@@ -19,8 +18,10 @@ export const VERSION: string = (
 
 /** stdout carries MCP, so every diagnostic goes to stderr as one JSON line. */
 export const stderrLogger: Logger = {
-  info: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'info', message, ...fields })}\n`),
-  warn: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', message, ...fields })}\n`),
+  info: (message, fields) =>
+    process.stderr.write(`${JSON.stringify({ level: 'info', message, ...fields })}\n`),
+  warn: (message, fields) =>
+    process.stderr.write(`${JSON.stringify({ level: 'warn', message, ...fields })}\n`),
 };
 
 export interface RuntimeOptions {
@@ -37,15 +38,25 @@ export interface BuiltRuntime {
   close(): Promise<void>;
 }
 
-/** The demo: the sandbox Gmail simulator on loopback, seeded with the demo corpus, stale index on. */
+/**
+ * The demo: the sandbox Gmail simulator on loopback, seeded with the demo corpus, stale index on.
+ * Loaded on demand so a real server's start-up never pays for the simulator and its corpus.
+ */
 export async function startDemoSandbox(port = 0): Promise<Sandbox> {
+  const [{ Sandbox }, { demoCorpus }] = await Promise.all([
+    import('../sandbox/index.js'),
+    import('../sandbox/corpus/index.js'),
+  ]);
   return Sandbox.start({ users: [demoCorpus()], staleThreadIndex: true, port });
 }
+
+/** The owner of the demo mailbox (kept here so serving does not load the corpus module). */
+export const DEMO_ACCOUNT_ADDRESS = 'you@mailwarden.example';
 
 function openDemoMailbox(sandbox: Sandbox, tiers: ReadonlySet<Tier>): Mailbox {
   return new GmailMailbox({
     account: 'demo',
-    credentials: { ...sandbox.oauthClient, refreshToken: sandbox.refreshTokenFor(DEMO_ADDRESS) },
+    credentials: { ...sandbox.oauthClient, refreshToken: sandbox.refreshTokenFor(DEMO_ACCOUNT_ADDRESS) },
     tiers,
     transport: loopbackTransport(sandbox.url),
   });
@@ -70,12 +81,21 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
   let opened: Promise<Mailbox> | undefined;
   const mailbox = (): Promise<Mailbox> => {
-    opened ??= sandbox ? Promise.resolve(openDemoMailbox(sandbox, tiers)) : openConfiguredMailbox(opts.env, account, tiers);
+    opened ??= sandbox
+      ? Promise.resolve(openDemoMailbox(sandbox, tiers))
+      : openConfiguredMailbox(opts.env, account, tiers);
     // A failed open (no token yet) is retried on the next call rather than cached.
     opened.catch(() => (opened = undefined));
     return opened;
   };
-  const runtime: ServerRuntime = { tools: ALL_TOOLS, tiers, mailbox, clock: systemClock, log, version: VERSION };
+  const runtime: ServerRuntime = {
+    tools: ALL_TOOLS,
+    tiers,
+    mailbox,
+    clock: systemClock,
+    log,
+    version: VERSION,
+  };
   return {
     runtime,
     ...(sandbox ? { sandbox } : {}),

@@ -8,11 +8,23 @@ export const TABLE_END = '<!-- tools:end -->';
 export function toolTable(tools: readonly AnyTool[]): string {
   const rows = tools.map((t) => {
     const a = annotationsFor(t);
-    const kind = a.readOnlyHint ? 'read-only' : a.destructiveHint ? 'destructive' : a.openWorldHint ? 'external' : 'writes';
+    const kind = a.readOnlyHint
+      ? 'read-only'
+      : a.destructiveHint
+        ? 'destructive'
+        : a.openWorldHint
+          ? 'external'
+          : 'writes';
     const firstSentence = t.description.split(/(?<=\.)\s/)[0] ?? t.description;
     return `| \`${t.name}\` | ${t.tier} | ${kind} | ${firstSentence.replaceAll('|', '\\|')} |`;
   });
-  return [TABLE_START, '| tool | tier | access | what it does |', '| --- | --- | --- | --- |', ...rows, TABLE_END].join('\n');
+  return [
+    TABLE_START,
+    '| tool | tier | access | what it does |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    TABLE_END,
+  ].join('\n');
 }
 
 export function replaceTable(readme: string, table: string): string {

@@ -13,9 +13,13 @@ export interface ErrorEnvelope {
 export function toEnvelope(e: unknown): ErrorEnvelope {
   const err = isMailError(e)
     ? e
-    : new MailError('internal_error', 'mailwarden hit an internal error; the action log and stderr have details.', {
-        cause: e,
-      });
+    : new MailError(
+        'internal_error',
+        'mailwarden hit an internal error; the action log and stderr have details.',
+        {
+          cause: e,
+        },
+      );
   const out: ErrorEnvelope = { code: err.code, message: err.message, retryable: err.retryable };
   if (err.retryAfterSeconds !== undefined) out.retryAfterSeconds = err.retryAfterSeconds;
   if (err.field !== undefined) out.field = err.field;

@@ -10,7 +10,10 @@ import type { ServerRuntime } from './server.js';
 export interface LocalClient {
   /** tools/list exactly as a client receives it. */
   listTools(): Promise<unknown[]>;
-  call(name: string, args: Record<string, unknown>): Promise<{ isError: boolean; structured: unknown; text: string }>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ isError: boolean; structured: unknown; text: string }>;
   close(): Promise<void>;
 }
 

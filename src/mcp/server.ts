@@ -109,7 +109,8 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
           const out = await tool.handle(toolCtx, parsed.data);
           return toolResult(out as Record<string, unknown>, fence);
         } catch (e) {
-          if (!(e instanceof Error && e.name === 'MailError')) runtime.log.warn('tool failed', { tool: tool.name, error: String(e) });
+          if (!(e instanceof Error && e.name === 'MailError'))
+            runtime.log.warn('tool failed', { tool: tool.name, error: String(e) });
           return errorResult(e);
         }
       },

@@ -7,13 +7,16 @@ import type { ServerRuntime } from './server.js';
  * and asks the factory for one server per connection.
  */
 export function serveOverStdio(runtime: ServerRuntime, onClose: () => void): void {
-  serveStdio(() => {
-    const server = createMcpServer(runtime);
-    const prev = server.server.onclose;
-    server.server.onclose = () => {
-      prev?.();
-      onClose();
-    };
-    return server;
-  }, { onerror: (e) => runtime.log.warn('stdio transport error', { error: String(e) }) });
+  serveStdio(
+    () => {
+      const server = createMcpServer(runtime);
+      const prev = server.server.onclose;
+      server.server.onclose = () => {
+        prev?.();
+        onClose();
+      };
+      return server;
+    },
+    { onerror: (e) => runtime.log.warn('stdio transport error', { error: String(e) }) },
+  );
 }

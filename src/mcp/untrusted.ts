@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
  * variation selectors (U+FE00–U+FE0F) and the variation-selector supplement (U+E0100–U+E01EF).
  */
 const INVISIBLE =
-  // eslint-disable-next-line no-control-regex
+  // The class lists combining marks one by one on purpose: each is removed on its own.
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDDEF]/g;
 
 export function stripInvisible(s: string): string {

@@ -7,7 +7,13 @@ export interface GoogleErrorBody {
   error: {
     code: number;
     message: string;
-    errors: Array<{ message: string; domain: string; reason: string; location?: string; locationType?: string }>;
+    errors: Array<{
+      message: string;
+      domain: string;
+      reason: string;
+      location?: string;
+      locationType?: string;
+    }>;
     status: string;
   };
 }
@@ -35,7 +41,12 @@ export class GoogleApiError extends Error {
     code: number,
     message: string,
     reason: string,
-    options: { domain?: string; status?: string; headers?: Record<string, string>; detailMessage?: string } = {},
+    options: {
+      domain?: string;
+      status?: string;
+      headers?: Record<string, string>;
+      detailMessage?: string;
+    } = {},
   ) {
     super(message);
     this.name = 'GoogleApiError';
@@ -62,7 +73,8 @@ export class GoogleApiError extends Error {
   }
 }
 
-export const notFound = (): GoogleApiError => new GoogleApiError(404, 'Requested entity was not found.', 'notFound');
+export const notFound = (): GoogleApiError =>
+  new GoogleApiError(404, 'Requested entity was not found.', 'notFound');
 
 /** 400 naming the parameter, the way Gmail words most argument errors ("Invalid id value"). */
 export const invalidArgument = (message: string): GoogleApiError =>
@@ -76,7 +88,10 @@ export const unauthenticated = (): GoogleApiError =>
     401,
     'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
     'authError',
-    { detailMessage: 'Invalid Credentials', headers: { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/"' } },
+    {
+      detailMessage: 'Invalid Credentials',
+      headers: { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/"' },
+    },
   );
 
 export const insufficientScope = (): GoogleApiError =>
@@ -91,7 +106,7 @@ export const insufficientScope = (): GoogleApiError =>
 export const rateLimited = (retryAfterSeconds: number): GoogleApiError =>
   new GoogleApiError(
     429,
-    'Quota exceeded for quota metric \'Queries\' and limit \'Queries per minute per user\' of service \'gmail.googleapis.com\'.',
+    "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute per user' of service 'gmail.googleapis.com'.",
     'userRateLimitExceeded',
     {
       domain: 'usageLimits',

@@ -30,7 +30,8 @@ function readCriteria(raw: unknown): Criteria {
   if (c['size'] !== undefined) {
     const size = c['size'];
     const cmp = c['sizeComparison'];
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0) throw invalidArgument('Invalid criteria.size');
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0)
+      throw invalidArgument('Invalid criteria.size');
     if (cmp !== 'larger' && cmp !== 'smaller') throw invalidArgument('Invalid criteria.sizeComparison');
     out.size = size;
     out.sizeComparison = cmp;
@@ -60,7 +61,10 @@ function readAction(raw: unknown, mailbox: UserMailbox): Action {
 }
 
 /** A criteria value as one query term: quoted when it holds spaces so it stays one phrase. */
-const term = (field: string, value: string): string => `${field}:${/\s/.test(value) ? `"${value}"` : value}`;
+const term = (field: string, value: string): string => {
+  const clean = value.replace(/"/g, ' ');
+  return `${field}:${/\s/.test(clean) ? `"${clean}"` : clean}`;
+};
 
 /** Gmail's filter criteria are themselves search terms; matching reuses the query evaluator. */
 export function criteriaQuery(c: Criteria): string {
@@ -71,7 +75,8 @@ export function criteriaQuery(c: Criteria): string {
   if (c.query) parts.push(`(${c.query})`);
   if (c.negatedQuery) parts.push(`-(${c.negatedQuery})`);
   if (c.hasAttachment) parts.push('has:attachment');
-  if (c.size !== undefined && c.size !== null) parts.push(`${c.sizeComparison === 'larger' ? 'larger' : 'smaller'}:${c.size}`);
+  if (c.size !== undefined && c.size !== null)
+    parts.push(`${c.sizeComparison === 'larger' ? 'larger' : 'smaller'}:${c.size}`);
   return parts.join(' ');
 }
 
@@ -100,7 +105,8 @@ export class FilterStore {
     const action = readAction(b['action'], this.mailbox);
     compileQuery(this.mailbox, criteriaQuery(criteria));
     for (const f of this.filters.values()) {
-      if (sameJson(f.criteria, criteria) && sameJson(f.action, action)) throw invalidArgument('Filter already exists');
+      if (sameJson(f.criteria, criteria) && sameJson(f.action, action))
+        throw invalidArgument('Filter already exists');
     }
     // Gmail filter ids are opaque base64-ish strings; a hash keeps them stable across runs.
     const id = `ANe1Bm${createHash('sha256')

@@ -3,7 +3,12 @@ import type { Clock } from '../mail/clock.js';
 import { notFound } from './errors.js';
 
 export type HistoryType = 'messageAdded' | 'messageDeleted' | 'labelAdded' | 'labelRemoved';
-export const HISTORY_TYPES: readonly HistoryType[] = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'];
+export const HISTORY_TYPES: readonly HistoryType[] = [
+  'messageAdded',
+  'messageDeleted',
+  'labelAdded',
+  'labelRemoved',
+];
 
 /** One change to one message, as Gmail records it. */
 interface HistoryRecord {

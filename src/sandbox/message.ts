@@ -73,7 +73,9 @@ export function parseMessage(source: string | Uint8Array, internalDate: number):
     deliveredTo: joined(headers, 'Delivered-To'),
     subject: headerValue(headers, 'Subject') ?? '',
     bodyText: extractBody(root).text,
-    attachmentNames: listAttachments(root).map((a) => a.filename),
+    attachmentNames: listAttachments(root)
+      .map((a) => a.filename)
+      .filter((n) => n !== ''),
     internalDate,
     sizeEstimate: raw.byteLength,
     rfc822MessageId: headerValue(headers, 'Message-ID') ?? '',

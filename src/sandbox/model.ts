@@ -60,25 +60,44 @@ export class UserMailbox {
   // ---- messages -------------------------------------------------------------------------------
 
   /**
-   * Adds a message. Without an explicit thread it joins the thread of the nearest message it
-   * replies to (In-Reply-To, then References), as Gmail threads replies; else it starts one.
+   * Adds a message. Placed as a reply, it joins the thread of the nearest message it replies to
+   * (In-Reply-To, then References), as Gmail threads replies, else starts one. Seeds place
+   * messages explicitly, because their threads are given.
    */
   addMessage(
     source: string | Uint8Array,
     labelIds: readonly string[],
     internalDate: number,
-    opts: { threadId?: string; record: boolean; applyFilters?: boolean },
+    opts: {
+      placement: 'reply' | 'new-thread' | { threadId: string };
+      record: boolean;
+      applyFilters?: boolean;
+    },
   ): StoredMessage {
-    for (const id of labelIds) if (!this.labels.has(id)) throw new Error(`${this.email}: unknown label id ${id}`);
+    for (const id of labelIds)
+      if (!this.labels.has(id)) throw new Error(`${this.email}: unknown label id ${id}`);
     const parsed = parseMessage(source, internalDate);
     const id = this.nextMessageId(internalDate);
-    const threadId = opts.threadId ?? this.threadFor(parsed) ?? id;
+    const placement = opts.placement;
+    const threadId =
+      placement === 'new-thread'
+        ? id
+        : placement === 'reply'
+          ? (this.threadFor(parsed) ?? id)
+          : placement.threadId;
     let thread = this.threads.get(threadId);
     if (!thread) {
       thread = { id: threadId, messages: [], staleUnread: false };
       this.threads.set(threadId, thread);
     }
-    const msg: StoredMessage = { id, threadId, internalDate, parsed, labelIds: new Set(labelIds), historyId: 0 };
+    const msg: StoredMessage = {
+      id,
+      threadId,
+      internalDate,
+      parsed,
+      labelIds: new Set(labelIds),
+      historyId: 0,
+    };
     if (opts.applyFilters) {
       // Filters act before the message is visible, so the messageAdded record carries their labels.
       const { add, remove } = this.filters.actionsFor(msg, this.options.clock.now());
@@ -168,9 +187,11 @@ export class UserMailbox {
 
   // ---- labels ---------------------------------------------------------------------------------
 
-  /** Label id → name, for the query evaluator's `label:` matching. */
+  /** User label id → name, for the query evaluator's `label:` matching (system labels match by id). */
   labelNames(): ReadonlyMap<string, string> {
-    this.labelNameCache ??= new Map([...this.labels.values()].map((l) => [l.id, l.name]));
+    this.labelNameCache ??= new Map(
+      [...this.labels.values()].filter((l) => l.type === 'user').map((l) => [l.id, l.name]),
+    );
     return this.labelNameCache;
   }
 
@@ -182,7 +203,7 @@ export class UserMailbox {
 
   /** Seeds keep their own ids (fixtures refer to them); later ids continue past the highest seen. */
   seedLabel(label: LabelRecord): void {
-    this.labels.set(label.id, { ...label });
+    this.labels.set(label.id, { messageListVisibility: 'show', labelListVisibility: 'labelShow', ...label });
     const n = /^Label_(\d+)$/.exec(label.id)?.[1];
     if (n !== undefined) this.labelSeq = Math.max(this.labelSeq, Number(n));
     this.labelNameCache = undefined;

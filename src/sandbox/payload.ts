@@ -26,7 +26,10 @@ export function attachmentIdFor(messageId: string, partId: string): string {
   return `ANGjdJ${Buffer.from(`${messageId}/${partId}`, 'utf8').toString('base64url')}`;
 }
 
-export function attachmentResource(msg: StoredMessage, attachmentId: string): gmail_v1.Schema$MessagePartBody {
+export function attachmentResource(
+  msg: StoredMessage,
+  attachmentId: string,
+): gmail_v1.Schema$MessagePartBody {
   const decoded = attachmentId.startsWith('ANGjdJ')
     ? Buffer.from(attachmentId.slice(6), 'base64url').toString('utf8')
     : '';
@@ -39,7 +42,10 @@ export function attachmentResource(msg: StoredMessage, attachmentId: string): gm
 }
 
 /** Values as they stand in the source (RFC 2047 words kept); raw 8-bit bytes read as UTF-8 when valid. */
-function headersOut(headers: readonly Header[], only?: ReadonlySet<string>): gmail_v1.Schema$MessagePartHeader[] {
+function headersOut(
+  headers: readonly Header[],
+  only?: ReadonlySet<string>,
+): gmail_v1.Schema$MessagePartHeader[] {
   return headers
     .filter((h) => only === undefined || only.has(h.name.toLowerCase()))
     .map((h) => ({ name: h.name, value: repair8bit(h.value) }));
@@ -82,7 +88,8 @@ export function messageResource(
   };
   if (format === 'full') out.payload = partResource(msg, msg.parsed.root);
   if (format === 'metadata') {
-    const only = metadataHeaders.length > 0 ? new Set(metadataHeaders.map((h) => h.toLowerCase())) : undefined;
+    const only =
+      metadataHeaders.length > 0 ? new Set(metadataHeaders.map((h) => h.toLowerCase())) : undefined;
     out.payload = { mimeType: msg.parsed.root.mimeType, headers: headersOut(msg.parsed.headers, only) };
   }
   out.sizeEstimate = msg.parsed.sizeEstimate;

@@ -29,7 +29,11 @@ export function compileQuery(mailbox: UserMailbox, q: string | undefined): Query
   }
 }
 
-export function factsFor(mailbox: UserMailbox, msg: StoredMessage, labelIds: ReadonlySet<string>): MessageFacts {
+export function factsFor(
+  mailbox: UserMailbox,
+  msg: StoredMessage,
+  labelIds: ReadonlySet<string>,
+): MessageFacts {
   return { ...msg.parsed.facts, labelIds, labelNames: mailbox.labelNames() };
 }
 
@@ -64,7 +68,11 @@ const messageKey = (m: StoredMessage): Cursor => ({ key: m.internalDate, id: m.i
 const newestFirst = (a: StoredMessage, b: StoredMessage): number => compareDesc(messageKey(a), messageKey(b));
 
 /** messages.list: the exact per-message index, newest first. */
-export function listMessages(mailbox: UserMailbox, params: ListParams, now: number): ListResult<StoredMessage> {
+export function listMessages(
+  mailbox: UserMailbox,
+  params: ListParams,
+  now: number,
+): ListResult<StoredMessage> {
   const matcher = new Matcher(mailbox, params, now);
   const hits = [...mailbox.messages.values()].filter((m) => matcher.matches(m, m.labelIds)).sort(newestFirst);
   const page = pageAfter(hits, messageKey, params.pageToken, params.maxResults);

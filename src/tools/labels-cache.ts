@@ -8,7 +8,11 @@ import type { Mailbox } from '../providers/mailbox.js';
 const TTL_MS = 60_000;
 const cache = new WeakMap<Mailbox, { at: number; map: Map<string, Label> }>();
 
-export async function labelMap(mailbox: Mailbox, now: number, signal?: AbortSignal): Promise<Map<string, Label>> {
+export async function labelMap(
+  mailbox: Mailbox,
+  now: number,
+  signal?: AbortSignal,
+): Promise<Map<string, Label>> {
   const hit = cache.get(mailbox);
   if (hit && now - hit.at < TTL_MS) return hit.map;
   const labels = await mailbox.listLabels(signal);

@@ -90,7 +90,10 @@ export const whatChanged = defineTool({
   }),
   async handle(ctx, args) {
     const [page, labels] = await Promise.all([
-      ctx.mailbox.history(args.historyId, { signal: ctx.signal, ...(args.pageToken ? { pageToken: args.pageToken } : {}) }),
+      ctx.mailbox.history(args.historyId, {
+        signal: ctx.signal,
+        ...(args.pageToken ? { pageToken: args.pageToken } : {}),
+      }),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
     ]);
     const names = (ids: string[]) => ids.map((id) => labels.get(id)?.name ?? id);

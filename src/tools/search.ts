@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { parseQuery } from '../mail/query.js';
-import { summarizeThread } from '../mail/summary.js';
 import { verifyThreads } from '../mail/verify.js';
 import { defineTool } from './define.js';
 import { labelMap } from './labels-cache.js';
+import { mailReaders } from './lazy.js';
 
 /** Thread reads in flight at once: enough to hide latency, low enough to stay polite to quota. */
 const THREAD_FETCH_CONCURRENCY = 10;
@@ -50,8 +50,13 @@ export const search = defineTool({
   }),
   async handle(ctx, args) {
     const node = parseQuery(args.query);
+    const { summarizeThread } = await mailReaders();
     const before = ctx.mailbox.usage();
-    const searchOptions = { maxResults: args.maxResults, signal: ctx.signal, ...(args.pageToken ? { pageToken: args.pageToken } : {}) };
+    const searchOptions = {
+      maxResults: args.maxResults,
+      signal: ctx.signal,
+      ...(args.pageToken ? { pageToken: args.pageToken } : {}),
+    };
     const [page, labels] = await Promise.all([
       ctx.mailbox.searchThreads(args.query, searchOptions),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
@@ -75,7 +80,11 @@ export const search = defineTool({
         };
       }),
       ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-      verification: { predicates: outcome.predicates, indexHits: page.items.length, dropped: outcome.dropped.length },
+      verification: {
+        predicates: outcome.predicates,
+        indexHits: page.items.length,
+        dropped: outcome.dropped.length,
+      },
       usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
     };
   },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { invalidInput } from '../mail/errors.js';
-import { header, viewMessage } from '../mail/summary.js';
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { defineTool } from './define.js';
 import { labelMap } from './labels-cache.js';
+import { mailReaders } from './lazy.js';
 
 const messageView = z.object({
   id: z.string(),
@@ -51,7 +51,7 @@ export const getThread = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Read a thread\'s messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.',
+    "Read a thread's messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.",
   input: z.strictObject({
     threadId: z.string().min(1).max(100),
     bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
@@ -67,6 +67,7 @@ export const getThread = defineTool({
     messages: z.array(messageView),
   }),
   async handle(ctx, args) {
+    const { header, viewMessage } = await mailReaders();
     const [thread, labels] = await Promise.all([
       ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
@@ -74,7 +75,11 @@ export const getThread = defineTool({
     let messages = thread.messages;
     if (args.afterMessageId !== undefined) {
       const at = messages.findIndex((m) => m.id === args.afterMessageId);
-      if (at < 0) throw invalidInput('afterMessageId', `message ${args.afterMessageId} is not in thread ${args.threadId}`);
+      if (at < 0)
+        throw invalidInput(
+          'afterMessageId',
+          `message ${args.afterMessageId} is not in thread ${args.threadId}`,
+        );
       messages = messages.slice(at + 1);
     }
     if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
@@ -84,7 +89,9 @@ export const getThread = defineTool({
       subject: ctx.fence.wrap(first ? header(first.headers, 'Subject') : ''),
       messageCount: thread.messages.length,
       omittedMessages: thread.messages.length - messages.length,
-      messages: messages.map((m) => fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars), ctx.fence)),
+      messages: messages.map((m) =>
+        fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars), ctx.fence),
+      ),
     };
   },
 });

@@ -40,12 +40,15 @@ export interface StackOptions {
  * built server spawned as a child over stdio, and the MCP SDK client talking to it.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const sandbox = options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
+  const sandbox =
+    options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
   const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-test-'));
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
   writeFileSync(
     join(configDir, 'credentials.json'),
-    JSON.stringify({ installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret } }),
+    JSON.stringify({
+      installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret },
+    }),
   );
   mkdirSync(join(configDir, 'tokens'));
   writeFileSync(join(configDir, 'tokens', 'default.json'), JSON.stringify({ refresh_token: refreshToken }));

@@ -20,7 +20,9 @@ const probe = defineTool({
   handle: () => Promise.resolve({ ok: true }),
 });
 
-async function listed(env: Record<string, string>): Promise<Array<{ name: string; annotations?: Record<string, unknown> }>> {
+async function listed(
+  env: Record<string, string>,
+): Promise<Array<{ name: string; annotations?: Record<string, unknown> }>> {
   const client = await connectLocal({
     tools: [...ALL_TOOLS, probe],
     tiers: tiersFromEnv(env),

@@ -1,0 +1,212 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../mail/clock.js';
+import {
+  GoogleApiError,
+  insufficientScope,
+  invalidArgument,
+  notFound,
+  rateLimited,
+  unauthenticated,
+} from './errors.js';
+import type { Fault, FaultInjector } from './faults.js';
+import type { UserMailbox } from './model.js';
+import type { OAuthServer } from './oauth.js';
+import type { QuotaMeter } from './quota.js';
+import { QUOTA_UNITS } from './quota.js';
+import { Params } from './routes/params.js';
+import { findRoute } from './routes/table.js';
+import type { Route } from './routes/types.js';
+import { scopeAllows } from './scopes.js';
+import type { StatsCounter } from './stats.js';
+
+export interface GatewayDeps {
+  clock: Clock;
+  oauth: OAuthServer;
+  quota: QuotaMeter;
+  faults: FaultInjector;
+  stats: StatsCounter;
+  mailboxFor: (email: string) => UserMailbox | undefined;
+  latencyMs: () => number;
+  staleThreadIndex: () => boolean;
+}
+
+/** Gmail's largest message is 35 MB; anything much bigger is not a request a client would send. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+type Target =
+  | { kind: 'token' }
+  | { kind: 'revoke' }
+  | { kind: 'gmail'; userId: string; route: Route; ids: string[] }
+  | { kind: 'unknown' };
+
+function resolve(verb: string, path: string): Target {
+  if (path === '/token') return verb === 'POST' ? { kind: 'token' } : { kind: 'unknown' };
+  if (path === '/revoke') return verb === 'POST' ? { kind: 'revoke' } : { kind: 'unknown' };
+  const m = /^\/gmail\/v1\/users\/([^/]+)\/(.+)$/.exec(path);
+  if (!m?.[1] || !m[2]) return { kind: 'unknown' };
+  const found = findRoute(verb, m[2]);
+  if (!found) return { kind: 'unknown' };
+  let userId = m[1];
+  try {
+    userId = decodeURIComponent(userId);
+  } catch {
+    // Left as written: it will not name any user and fails the delegation check.
+  }
+  return { kind: 'gmail', userId, ...found };
+}
+
+const methodName = (t: Target): string =>
+  t.kind === 'gmail'
+    ? t.route.method
+    : t.kind === 'token'
+      ? 'oauth.token'
+      : t.kind === 'revoke'
+        ? 'oauth.revoke'
+        : 'unknown';
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.byteLength;
+    if (size > MAX_BODY_BYTES) throw new GoogleApiError(413, 'Request Entity Too Large', 'uploadTooLarge');
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (body === undefined) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  // Google pretty-prints JSON unless prettyPrint=false; clients must not care either way.
+  const text = JSON.stringify(body, null, 2);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=UTF-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: GoogleApiError): void {
+  send(res, err.code, err.body(), err.headers);
+}
+
+function faultError(fault: Fault): GoogleApiError {
+  const retry =
+    fault.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(fault.retryAfterSeconds) };
+  switch (fault.kind) {
+    case '429':
+      return rateLimited(fault.retryAfterSeconds ?? 1);
+    case 'http503':
+      return new GoogleApiError(503, 'The service is currently unavailable.', 'backendError', {
+        headers: retry,
+      });
+    default:
+      return new GoogleApiError(500, 'Internal error encountered.', 'backendError', { headers: retry });
+  }
+}
+
+function parseJson(body: Buffer): unknown {
+  if (body.byteLength === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    throw invalidArgument('Invalid JSON payload received.');
+  }
+}
+
+/** Google's OAuth endpoints answer in RFC 6749 form (`error`, `error_description`), not Google's API envelope. */
+function serveOAuth(
+  oauth: OAuthServer,
+  kind: 'token' | 'revoke',
+  url: URL,
+  body: Buffer,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  const form = new URLSearchParams(body.toString('utf8'));
+  if (kind === 'revoke') {
+    const revoked = oauth.revoke(form.get('token') ?? url.searchParams.get('token') ?? '');
+    if (revoked) return send(res, 200, {});
+    return send(res, 400, { error: 'invalid_token', error_description: 'Bad Request' });
+  }
+  const answer = oauth.token(form, req.headers.authorization);
+  send(res, answer.status, answer.body, {
+    'Cache-Control': 'no-cache, no-store, max-age=0, must-revalidate',
+  });
+}
+
+/** The request pipeline: latency, faults, auth, scope, quota, then the Gmail method itself. */
+export function createRequestListener(
+  deps: GatewayDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    const verb = (req.method ?? 'GET').toUpperCase();
+    const target = resolve(verb, url.pathname);
+    const method = methodName(target);
+    deps.stats.request(method);
+    const body = await readBody(req);
+    const latency = deps.latencyMs();
+    if (latency > 0) await sleep(latency);
+
+    const fault = deps.faults.take(method, url.pathname);
+    if (fault?.kind === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault?.kind === 'delay') await sleep(fault.delayMs ?? 1000);
+    else if (fault) return sendError(res, faultError(fault));
+
+    if (target.kind === 'token' || target.kind === 'revoke') {
+      return serveOAuth(deps.oauth, target.kind, url, body, req, res);
+    }
+    if (target.kind === 'unknown') return sendError(res, notFound());
+
+    const principal = deps.oauth.authenticate(req.headers.authorization);
+    if (!principal) return sendError(res, unauthenticated());
+    const mailbox = deps.mailboxFor(principal.email);
+    const userId = target.userId.toLowerCase();
+    if (!mailbox || (userId !== 'me' && userId !== principal.email)) {
+      return sendError(res, new GoogleApiError(403, `Delegation denied for ${target.userId}`, 'forbidden'));
+    }
+    if (!scopeAllows(principal.scopes, method)) return sendError(res, insufficientScope());
+    const units = QUOTA_UNITS[method] ?? 0;
+    const charged = deps.quota.charge(principal.email, units);
+    if (!charged.ok) return sendError(res, rateLimited(charged.retryAfterSeconds));
+    deps.stats.charge(method, units);
+
+    const answer = target.route.handle({
+      mailbox,
+      params: new Params(url.searchParams),
+      ids: target.ids,
+      body: parseJson(body),
+      now: deps.clock.now(),
+      staleThreadIndex: deps.staleThreadIndex(),
+    });
+    send(res, answer.status, answer.body);
+  };
+
+  return (req, res) => {
+    serve(req, res).catch((err: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      if (err instanceof GoogleApiError) return sendError(res, err);
+      // Google's shape for an internal failure; the real cause rides along in a sandbox-only header for debugging.
+      const internal = new GoogleApiError(500, 'Internal error encountered.', 'backendError', {
+        headers: { 'X-Sandbox-Error': encodeURIComponent(err instanceof Error ? err.message : String(err)) },
+      });
+      sendError(res, internal);
+    });
+  };
+}
