@@ -15,5 +15,8 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'], rules: { 'no-console': 'off' } },
+  {
+    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
 );

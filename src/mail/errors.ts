@@ -19,7 +19,11 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'upstream_unavailable', 'network_error']);
+const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
+  'rate_limited',
+  'upstream_unavailable',
+  'network_error',
+]);
 
 export interface MailErrorOptions {
   retryable?: boolean;

@@ -52,7 +52,10 @@ export interface Mailbox {
   getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread>;
   getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array>;
   /** Changes since a cursor. An expired cursor is a MailError('invalid_input'…), never an empty page. */
-  history(startHistoryId: string, options: { pageToken?: string; signal?: AbortSignal }): Promise<HistoryPage>;
+  history(
+    startHistoryId: string,
+    options: { pageToken?: string; signal?: AbortSignal },
+  ): Promise<HistoryPage>;
 
   usage(): Usage;
   close(): Promise<void>;

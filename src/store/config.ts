@@ -69,7 +69,8 @@ export async function readToken(env: Env, account: string): Promise<StoredToken>
     throw new MailError('needs_reauth', `${path} holds no refresh token. Run \`mailwarden auth\` again.`);
   }
   const out: StoredToken = { refreshToken };
-  if (Array.isArray(json['scopes'])) out.scopes = json['scopes'].filter((s): s is string => typeof s === 'string');
+  if (Array.isArray(json['scopes']))
+    out.scopes = json['scopes'].filter((s): s is string => typeof s === 'string');
   if (typeof json['address'] === 'string') out.address = json['address'];
   if (typeof json['issuedAt'] === 'string') out.issuedAt = json['issuedAt'];
   return out;
@@ -79,9 +80,13 @@ export async function readToken(env: Env, account: string): Promise<StoredToken>
 export function accountName(env: Env, flag?: string): string {
   const name = (flag ?? env['MAILWARDEN_ACCOUNT'] ?? 'default').trim().toLowerCase();
   if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) {
-    throw new MailError('invalid_input', `account: "${name}" is not a valid name (letters, digits, . _ -; up to 64)`, {
-      field: 'account',
-    });
+    throw new MailError(
+      'invalid_input',
+      `account: "${name}" is not a valid name (letters, digits, . _ -; up to 64)`,
+      {
+        field: 'account',
+      },
+    );
   }
   return name;
 }

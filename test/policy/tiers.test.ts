@@ -6,7 +6,9 @@ describe('tiersFromEnv', () => {
     expect([...tiersFromEnv({})].sort()).toEqual(['manage', 'read']);
   });
   it('MAILWARDEN_READONLY=1 means read only, whatever MAILWARDEN_TOOLS says', () => {
-    expect([...tiersFromEnv({ MAILWARDEN_READONLY: '1', MAILWARDEN_TOOLS: 'read,manage,filters' })]).toEqual(['read']);
+    expect([...tiersFromEnv({ MAILWARDEN_READONLY: '1', MAILWARDEN_TOOLS: 'read,manage,filters' })]).toEqual([
+      'read',
+    ]);
   });
   it('reads a comma list and always includes read', () => {
     expect([...tiersFromEnv({ MAILWARDEN_TOOLS: 'filters' })].sort()).toEqual(['filters', 'read']);
@@ -24,6 +26,9 @@ describe('scopesForTiers', () => {
     expect(scopesForTiers(new Set(['read']))).toEqual([`${G}gmail.readonly`]);
   });
   it('manage replaces readonly with modify; filters adds settings.basic', () => {
-    expect(scopesForTiers(new Set(['read', 'manage', 'filters']))).toEqual([`${G}gmail.modify`, `${G}gmail.settings.basic`]);
+    expect(scopesForTiers(new Set(['read', 'manage', 'filters']))).toEqual([
+      `${G}gmail.modify`,
+      `${G}gmail.settings.basic`,
+    ]);
   });
 });

@@ -31,13 +31,14 @@ export interface AuthSpec {
   spfComment?: string;
 }
 
-export const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+export const domainOf = (address: string): string =>
+  address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 /** A stable documentation-range IP per host, so the same sender always connects from one place. */
 export function ipFor(host: string): string {
   const h = hash32(host);
   const nets = ['192.0.2', '198.51.100', '203.0.113'] as const;
-  return `${nets[h % 3]}.${(h >>> 8) % 250 + 2}`;
+  return `${nets[h % 3]}.${((h >>> 8) % 250) + 2}`;
 }
 
 /** Sender aligned on every count: SPF and DKIM for the From domain, DMARC pass. */
@@ -108,7 +109,10 @@ export function gmailTrace(
   const smtpId = `${rng.alnum(6)}.${rng.int(100, 999)}.${rng.int(100_000, 999_999)}`;
   const headers: Header[] = [
     ['Delivered-To', owner],
-    ['Received', `by 2002:a05:7022:${rng.hex(4)}:b0:${rng.hex(3)}:${rng.hex(4)} with SMTP id ${rng.alnum(6)};\n        ${pst(at + 2000)}`],
+    [
+      'Received',
+      `by 2002:a05:7022:${rng.hex(4)}:b0:${rng.hex(3)}:${rng.hex(4)} with SMTP id ${rng.alnum(6)};\n        ${pst(at + 2000)}`,
+    ],
   ];
   if (auth) headers.push(['Return-Path', `<${auth.mailfrom}>`]);
   headers.push([

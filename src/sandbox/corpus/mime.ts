@@ -22,7 +22,10 @@ export function formatDate(ms: number, tzMinutes = 0): string {
 
 /** iCalendar / compact UTC stamp: 20261130T090000Z. */
 export function icsDate(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** UTF-8 text as a byte string (what an 8-bit UTF-8 header or body looks like on the wire). */
@@ -191,7 +194,11 @@ export function textEntity(subtype: string, text: string, opts: TextOptions = {}
   const cte = opts.cte ?? (sevenBit ? '7bit' : 'quoted-printable');
   if (cte === '7bit' && !sevenBit) throw new Error('7bit body with 8-bit bytes or long lines');
   const body =
-    cte === 'base64' ? base64Lines(bytes) : cte === 'quoted-printable' ? qpEncode(bytes) : bytes.toString('latin1');
+    cte === 'base64'
+      ? base64Lines(bytes)
+      : cte === 'quoted-printable'
+        ? qpEncode(bytes)
+        : bytes.toString('latin1');
   const params = opts.params ? `; ${opts.params}` : '';
   return {
     headers: [
@@ -210,7 +217,12 @@ export interface AttachmentOptions {
   contentId?: string;
 }
 
-export function attachment(filename: string, type: string, bytes: Buffer, opts: AttachmentOptions = {}): Entity {
+export function attachment(
+  filename: string,
+  type: string,
+  bytes: Buffer,
+  opts: AttachmentOptions = {},
+): Entity {
   const ascii = isAscii(filename);
   // RFC 2231 for a non-ASCII name in the disposition, RFC 2047 in `name` as most mailers still do.
   const dispName = ascii
@@ -231,10 +243,23 @@ export function serializeEntity(e: Entity): string {
   return `${e.headers.map(([n, v]) => foldHeader(n, v)).join('\n')}\n\n${e.body}`;
 }
 
-/** multipart/* with a boundary derived from the content, as deterministic as the parts. */
+/**
+ * multipart/* with a boundary derived from the parts' headers without their digits, so it is as
+ * deterministic as the parts and does not move when the dates in them do.
+ */
 export function multipart(subtype: string, parts: readonly Entity[], extraParams = ''): Entity {
   const inner = parts.map(serializeEntity);
-  const boundary = `000000000000${hash32(inner.join('|')).toString(16).padStart(8, '0')}${hash32(subtype + inner.length).toString(16).slice(0, 4)}`;
+  const shape = parts
+    .map((p) =>
+      p.headers
+        .filter(([n]) => n !== 'X-Attachment-Id')
+        .map(([n, v]) => `${n}:${v}`)
+        .join('\n'),
+    )
+    .join('|')
+    .replace(/[0-9]/g, '');
+  const boundary = `000000000000${hash32(`${subtype}|${shape}`).toString(16).padStart(8, '0')}${hash32(shape).toString(16).slice(0, 4)}`;
+  if (inner.some((p) => p.includes(`--${boundary}`))) throw new Error('boundary occurs in a part');
   const body = `${inner.map((p) => `--${boundary}\n${p.replace(/\n?$/, '\n')}`).join('')}--${boundary}--\n`;
   return { headers: [['Content-Type', `multipart/${subtype}; boundary="${boundary}"${extraParams}`]], body };
 }
@@ -250,13 +275,15 @@ export function foldHeader(name: string, value: string): string {
   const line = `${name}: ${value}`;
   if (value.includes('\n') || line.length <= 78) return line;
   const out: string[] = [];
-  let cur = '';
-  for (const word of line.split(' ')) {
-    if (cur !== '' && cur.length + 1 + word.length > 78) {
+  const words = line.split(' ');
+  // Never fold between the field name and the first word of its value.
+  let cur = `${words.shift() ?? ''} ${words.shift() ?? ''}`;
+  for (const word of words) {
+    if (cur.length + 1 + word.length > 78) {
       out.push(cur);
       cur = ` ${word}`;
     } else {
-      cur = cur === '' ? word : `${cur} ${word}`;
+      cur = `${cur} ${word}`;
     }
   }
   out.push(cur);
