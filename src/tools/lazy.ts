@@ -1,6 +1,8 @@
+import type * as Summary from '../mail/summary.js';
+
 /**
  * The MIME, charset and HTML stack (iconv-lite, libmime, html-to-text, htmlparser2) takes about
  * 70 ms to load, a quarter of a cold start. Tools load it on their first call, so a client's
  * tools/list never waits for it (cold start is a benchmarked target: docs/benchmarks.md).
  */
-export const mailReaders = (): Promise<typeof import('../mail/summary.js')> => import('../mail/summary.js');
+export const mailReaders = (): Promise<typeof Summary> => import('../mail/summary.js');
