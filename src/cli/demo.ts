@@ -19,6 +19,7 @@ async function step<T>(client: LocalClient, tool: string, args: Record<string, u
 }
 
 interface SearchOut {
+  nextPageToken?: string;
   threads: Array<{ threadId: string; subject: string; from: string; unread: boolean; messageCount: number }>;
   verification: { predicates: string[]; indexHits: number; dropped: number };
   usage: { requests: number; quotaUnits: number };
@@ -54,16 +55,35 @@ export async function runDemo(): Promise<number> {
     console.log(
       "   Gmail's thread index can answer is:unread from stale state; mailwarden re-checks live labels.",
     );
-    const s = await step<SearchOut>(client, 'search', {
-      query: 'category:updates is:unread',
-      maxResults: 50,
-    });
+    let indexHits = 0;
+    let dropped = 0;
+    let requests = 0;
+    let quotaUnits = 0;
+    let pages = 0;
+    let predicates: string[] = [];
+    const kept: SearchOut['threads'] = [];
+    let pageToken: string | undefined;
+    do {
+      const s: SearchOut = await step<SearchOut>(client, 'search', {
+        query: 'category:updates is:unread',
+        maxResults: 50,
+        ...(pageToken ? { pageToken } : {}),
+      });
+      indexHits += s.verification.indexHits;
+      dropped += s.verification.dropped;
+      requests += s.usage.requests;
+      quotaUnits += s.usage.quotaUnits;
+      predicates = s.verification.predicates;
+      kept.push(...s.threads);
+      pageToken = s.nextPageToken;
+      pages++;
+    } while (pageToken);
     console.log(
-      `   index returned ${s.verification.indexHits} threads; ${s.verification.dropped} had no unread message and were dropped; ${s.threads.length} kept`,
+      `   the index returned ${indexHits} threads over ${pages} page(s); ${dropped} had no unread message and were dropped; ${kept.length} kept`,
     );
-    console.log(`   re-checked predicates: ${s.verification.predicates.join(' ')}`);
-    for (const t of s.threads.slice(0, 5)) console.log(`   • ${show(t.subject)} — ${show(t.from)}`);
-    console.log(`   cost: ${s.usage.requests} requests, ${s.usage.quotaUnits} quota units`);
+    console.log(`   re-checked predicates: ${predicates.join(' ')}`);
+    for (const t of kept.slice(0, 5)) console.log(`   • ${show(t.subject)} — ${show(t.from)}`);
+    console.log(`   cost: ${requests} requests, ${quotaUnits} quota units`);
 
     console.log('\n2. Read a long quoted thread with bodies: "new" (quoted history stripped).');
     const threadId = sandbox.threadIdForKey(DEMO_ADDRESS, DEMO_FACTS.keys.longQuoted);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { serveOverStdio } from '../mcp/stdio.js';
 import { isMailError } from '../mail/errors.js';
-import { buildRuntime, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
+import { buildRuntime, DEMO_ACCOUNT_ADDRESS, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
 
 const USAGE = `mailwarden ${VERSION} — an MCP server for your mailbox that never sends mail
 
@@ -102,7 +102,16 @@ async function sandbox(p: Parsed): Promise<void> {
   const port = Number(flagString(p, 'port') ?? '0');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
   const sb = await startDemoSandbox(port);
-  console.log(JSON.stringify({ url: sb.url, clientId: sb.oauthClient.clientId }));
+  // Everything another program needs to point a Gmail client at it (sandbox secrets only).
+  console.log(
+    JSON.stringify({
+      url: sb.url,
+      address: DEMO_ACCOUNT_ADDRESS,
+      clientId: sb.oauthClient.clientId,
+      clientSecret: sb.oauthClient.clientSecret,
+      refreshToken: sb.refreshTokenFor(DEMO_ACCOUNT_ADDRESS),
+    }),
+  );
   process.on('SIGINT', () => void sb.close().finally(() => process.exit(0)));
   process.on('SIGTERM', () => void sb.close().finally(() => process.exit(0)));
 }
