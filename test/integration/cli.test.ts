@@ -45,7 +45,9 @@ describe('mailwarden call', () => {
 
 describe('mailwarden sandbox', () => {
   it('serves the Gmail simulator on loopback for other programs', async () => {
-    const child = spawn(process.execPath, [MAIN, 'sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'sandbox', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let buf = '';
@@ -55,7 +57,12 @@ describe('mailwarden sandbox', () => {
         });
         child.on('exit', () => reject(new Error('sandbox exited')));
       });
-      const info = JSON.parse(line) as { url: string; clientId: string; clientSecret: string; refreshToken: string };
+      const info = JSON.parse(line) as {
+        url: string;
+        clientId: string;
+        clientSecret: string;
+        refreshToken: string;
+      };
       expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const token = await fetch(`${info.url}/token`, {
         method: 'POST',
