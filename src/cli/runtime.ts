@@ -7,7 +7,9 @@ import { GmailMailbox } from '../providers/gmail/mailbox.js';
 import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { accountName, readOAuthClient, readToken } from '../store/config.js';
+import { accountName, configDir, readOAuthClient, readToken } from '../store/config.js';
+import { ActionLog } from '../policy/action-log.js';
+import { join } from 'node:path';
 import type { Env } from '../store/config.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import type { Logger } from '../tools/define.js';
@@ -88,10 +90,15 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
     opened.catch(() => (opened = undefined));
     return opened;
   };
+  // The demo's changes land in the sandbox, and are logged apart from a real account's.
+  const actionLog = new ActionLog(
+    join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
+  );
   const runtime: ServerRuntime = {
     tools: ALL_TOOLS,
     tiers,
     mailbox,
+    actionLog,
     clock: systemClock,
     log,
     version: VERSION,

@@ -3,6 +3,8 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/serv
 import type { z } from 'zod';
 import type { Clock } from '../mail/clock.js';
 import type { Mailbox } from '../providers/mailbox.js';
+import type { ActionLog } from '../policy/action-log.js';
+import { loggedMailbox } from '../policy/logged-mailbox.js';
 import type { Tier } from '../policy/tiers.js';
 import type { AnyTool, Logger, ToolContext } from '../tools/define.js';
 import { fromZodError, toEnvelope } from './errors.js';
@@ -13,6 +15,8 @@ export interface ServerRuntime {
   tiers: ReadonlySet<Tier>;
   /** Opened lazily on the first tool call and shared by every connection of this process. */
   mailbox: () => Promise<Mailbox>;
+  /** Every write any tool makes is appended here (tools only ever see a logged mailbox). */
+  actionLog: ActionLog;
   clock: Clock;
   log: Logger;
   version: string;
@@ -92,7 +96,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
           if (!parsed.success) throw fromZodError(parsed.error);
           const progressToken = ctx.mcpReq._meta?.progressToken;
           const toolCtx: ToolContext = {
-            mailbox: await runtime.mailbox(),
+            mailbox: loggedMailbox(await runtime.mailbox(), runtime.actionLog, tool.name),
             clock: runtime.clock,
             fence,
             signal: ctx.mcpReq.signal,

@@ -1,3 +1,4 @@
+import { ActionLog } from '../policy/action-log.js';
 import { systemClock } from '../mail/clock.js';
 import { MailError } from '../mail/errors.js';
 import { TIERS } from '../policy/tiers.js';
@@ -10,6 +11,7 @@ export async function toolsListSnapshot(): Promise<unknown[]> {
     tools: ALL_TOOLS,
     tiers: new Set(TIERS),
     mailbox: () => Promise.reject(new MailError('internal_error', 'no mailbox for a snapshot')),
+    actionLog: new ActionLog('/nonexistent/action-log.jsonl'),
     clock: systemClock,
     log: { info: () => undefined, warn: () => undefined },
     version: 'snapshot',

@@ -31,6 +31,24 @@ export interface ThreadReadOptions {
   signal?: AbortSignal;
 }
 
+/** Label ids to add and remove (Gmail label ids; IMAP maps them to flags/folders). */
+export interface LabelChange {
+  add: string[];
+  remove: string[];
+}
+
+export interface LabelInput {
+  name: string;
+  color?: { backgroundColor: string; textColor: string };
+}
+
+/** A message's id and live labels after a write. */
+export interface MessageLabels {
+  id: string;
+  threadId: string;
+  labelIds: string[];
+}
+
 /**
  * The contract both providers meet. Tools see only this interface (never a provider class).
  * Errors are thrown as MailError.
@@ -56,6 +74,21 @@ export interface Mailbox {
     startHistoryId: string,
     options: { pageToken?: string; signal?: AbortSignal },
   ): Promise<HistoryPage>;
+
+  // Writes (tier manage). There is no hard delete anywhere. Tools never call these directly on a
+  // provider: src/mcp hands them a policy-wrapped Mailbox that appends every write to the
+  // action log (src/policy/logged-mailbox.ts).
+  createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label>;
+  updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label>;
+  deleteLabel(id: string, signal?: AbortSignal): Promise<void>;
+  /** Changes every message of a thread; returns each message's live labels afterwards. */
+  modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]>;
+  /** Gmail messages.batchModify: at most 1000 ids; answers nothing (unknown ids are ignored). */
+  modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void>;
+  trashThread(threadId: string, signal?: AbortSignal): Promise<void>;
+  untrashThread(threadId: string, signal?: AbortSignal): Promise<void>;
+  /** Live labels of one message (Gmail messages.get format=minimal). */
+  getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels>;
 
   usage(): Usage;
   close(): Promise<void>;

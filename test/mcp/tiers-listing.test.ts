@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ActionLog } from '../../src/policy/action-log.js';
 import { systemClock } from '../../src/mail/clock.js';
 import { MailError } from '../../src/mail/errors.js';
 import { connectLocal } from '../../src/mcp/local-client.js';
@@ -27,6 +28,7 @@ async function listed(
     tools: [...ALL_TOOLS, probe],
     tiers: tiersFromEnv(env),
     mailbox: () => Promise.reject(new MailError('internal_error', 'no mailbox')),
+    actionLog: new ActionLog('/nonexistent/action-log.jsonl'),
     clock: systemClock,
     log: { info: () => undefined, warn: () => undefined },
     version: 'test',
