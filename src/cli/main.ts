@@ -10,10 +10,23 @@ Usage:
   mailwarden demo                                a guided tour through the real tools on the sandbox mailbox
   mailwarden call TOOL '{json}' [--demo]         call one tool and print its structured result
   mailwarden sandbox [--port N]                  serve the Gmail simulator on 127.0.0.1 for other programs
+  mailwarden sweep [--dry-run] [--account NAME]  return due snoozed threads to the inbox (for cron); JSON out
+  mailwarden auth [--account NAME] [--force] [--no-browser]
+                                                 sign in to Gmail in a browser and store the token (encrypted)
+  mailwarden check [--account NAME] [--json]     check credentials, token, scopes and one live call; prints fixes
+  mailwarden http [--port N] [--demo] [--account NAME]
+                                                 MCP over Streamable HTTP on 127.0.0.1:8787/mcp (also --http)
+  mailwarden accounts [list | default NAME | remove NAME | add NAME [--alias A] [--tiers T]]
+                                                 the accounts one server serves (accounts.json)
   mailwarden --version | --help
 
 Environment: MAILWARDEN_TOOLS (tiers: read,manage,filters), MAILWARDEN_READONLY=1,
-MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR.`;
+MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR, MAILWARDEN_CREDENTIALS (OAuth client JSON),
+MAILWARDEN_TOKEN_PASSPHRASE (encrypt tokens with a passphrase), MAILWARDEN_KEYSTORE=auto|off,
+MAILWARDEN_AUTH_TIMEOUT_MS, MAILWARDEN_AUTO_SWEEP=1 (sweep snoozed threads at
+start and hourly while serving), MAILWARDEN_NOW (testing aid: the clock starts at this ISO instant).
+HTTP: MAILWARDEN_TOKEN (required bearer), PORT, MAILWARDEN_HOST (default 127.0.0.1),
+MAILWARDEN_ALLOWED_HOSTS, MAILWARDEN_ALLOWED_CLIENTS (CIDRs), MAILWARDEN_ALLOW_NO_TOKEN=1.`;
 
 interface Parsed {
   command: string;
@@ -53,6 +66,9 @@ async function serve(p: Parsed): Promise<void> {
     ...(account ? { account } : {}),
   });
   if (built.sandbox) stderrLogger.info('serving the sandbox mailbox', { sandbox: built.sandbox.url });
+  // Loaded only when asked for, so a plain server's start-up does not pay for it.
+  if (process.env['MAILWARDEN_AUTO_SWEEP'] === '1')
+    (await import('./sweep.js')).startAutoSweep(built.runtime);
   let closing = false;
   const shutdown = () => {
     if (closing) return;
@@ -120,6 +136,7 @@ async function main(): Promise<number | undefined> {
   const p = parseArgs(process.argv.slice(2));
   if (p.flags.has('version')) return void console.log(VERSION);
   if (p.flags.has('help') || p.command === 'help') return void console.log(USAGE);
+  if (p.flags.has('http') && p.command === 'serve') p.command = 'http';
   switch (p.command) {
     case 'serve':
       await serve(p);
@@ -131,6 +148,61 @@ async function main(): Promise<number | undefined> {
     case 'sandbox':
       await sandbox(p);
       return undefined;
+    case 'http': {
+      const account = flagString(p, 'account');
+      const port = flagString(p, 'port');
+      const { runHttp } = await import('./http.js');
+      // Over stdio only the local client can reach the file-writing tools; over HTTP every
+      // client holding the token can, so say where they may write.
+      const downloadDir = process.env['MAILWARDEN_DOWNLOAD_DIR'];
+      if (downloadDir)
+        stderrLogger.warn(
+          'MAILWARDEN_DOWNLOAD_DIR is set: every HTTP client with the token can write files there (download_attachment, export_thread)',
+          { downloadDir },
+        );
+      await runHttp({
+        demo: p.flags.has('demo'),
+        env: process.env,
+        ...(port === undefined ? {} : { port }),
+        ...(account ? { account } : {}),
+      });
+      return undefined;
+    }
+    case 'accounts': {
+      // Its own flags (--alias, --tiers…) take values, so it parses its own argv.
+      const argv = process.argv.slice(2);
+      return (await import('./accounts.js')).accountsCommand(
+        argv.slice(argv.indexOf('accounts') + 1),
+        process.env,
+      );
+    }
+    case 'auth': {
+      const account = flagString(p, 'account');
+      return (await import('./auth.js')).runAuth({
+        env: process.env,
+        force: p.flags.has('force'),
+        openBrowser: !p.flags.has('no-browser'),
+        print: (line) => console.log(line),
+        ...(account ? { account } : {}),
+      });
+    }
+    case 'check': {
+      const account = flagString(p, 'account');
+      return (await import('./check.js')).runCheck({
+        env: process.env,
+        json: p.flags.has('json'),
+        print: (line) => console.log(line),
+        ...(account ? { account } : {}),
+      });
+    }
+    case 'sweep': {
+      const account = flagString(p, 'account');
+      return (await import('./sweep.js')).sweepCommand({
+        demo: p.flags.has('demo'),
+        dryRun: p.flags.has('dry-run'),
+        ...(account ? { account } : {}),
+      });
+    }
     default:
       console.error(`unknown command "${p.command}"\n\n${USAGE}`);
       return 2;

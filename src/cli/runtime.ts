@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { systemClock } from '../mail/clock.js';
 import type { ServerRuntime } from '../mcp/server.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
@@ -7,12 +6,17 @@ import { GmailMailbox } from '../providers/gmail/mailbox.js';
 import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { accountName, configDir, readOAuthClient, readToken } from '../store/config.js';
+import { accountName, configDir, readOAuthClient, readToken, tokenPath } from '../store/config.js';
+import { tiersGrantedAt } from '../store/tokens.js';
 import { ActionLog } from '../policy/action-log.js';
+import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
 import type { Env } from '../store/config.js';
 import { ALL_TOOLS } from '../tools/index.js';
+import { ACCOUNT_TOOLS } from '../tools/accounts.js';
+import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
+import { clockFromEnv } from './clock.js';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -70,44 +74,75 @@ async function openConfiguredMailbox(env: Env, account: string, tiers: ReadonlyS
   const sandboxUrl = env['MAILWARDEN_SANDBOX_URL'];
   return new GmailMailbox({
     account,
-    credentials: { ...client, refreshToken: token.refreshToken },
+    credentials: {
+      ...client,
+      refreshToken: token.refreshToken,
+      // Lets a needs_reauth error say how old the grant was (Testing-mode tokens die at 7 days).
+      ...(token.issuedAt === undefined ? {} : { refreshTokenIssuedAt: Date.parse(token.issuedAt) }),
+    },
     tiers,
     transport: sandboxUrl ? loopbackTransport(sandboxUrl) : fetchTransport,
   });
 }
 
 export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> {
-  const tiers = tiersFromEnv(opts.env);
+  const envTiers = tiersFromEnv(opts.env);
+  const clock = clockFromEnv(opts.env);
   const log = opts.log ?? stderrLogger;
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
-  let opened: Promise<Mailbox> | undefined;
-  const mailbox = (): Promise<Mailbox> => {
-    opened ??= sandbox
-      ? Promise.resolve(openDemoMailbox(sandbox, tiers))
-      : openConfiguredMailbox(opts.env, account, tiers);
-    // A failed open (no token yet) is retried on the next call rather than cached.
-    opened.catch(() => (opened = undefined));
-    return opened;
-  };
+  // A tier the stored token was not granted is not listed (one small file read, no key needed).
+  const granted = opts.demo
+    ? { tiers: envTiers, dropped: [] }
+    : await tiersGrantedAt(tokenPath(opts.env, account), envTiers);
+  const tiers = granted.tiers;
+  if (granted.dropped.length > 0) {
+    log.warn('tiers not granted by the stored token are off; run `mailwarden auth` to grant them', {
+      account,
+      tiers: granted.dropped,
+    });
+  }
+  // Pinned (--account / MAILWARDEN_ACCOUNT): that one account; else accounts.json, else "default".
+  const pinned = opts.account !== undefined || (opts.env['MAILWARDEN_ACCOUNT'] ?? '') !== '';
+  const routing = accountRouter({
+    env: opts.env,
+    serverTiers: tiers,
+    demo: sandbox ? { name: 'demo', address: DEMO_ACCOUNT_ADDRESS } : undefined,
+    pinned: !sandbox && pinned ? account : undefined,
+    open: (name, accountTiers) =>
+      sandbox
+        ? Promise.resolve(openDemoMailbox(sandbox, accountTiers))
+        : openConfiguredMailbox(opts.env, name, accountTiers),
+  });
+  const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
   // The demo's changes land in the sandbox, and are logged apart from a real account's.
   const actionLog = new ActionLog(
     join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
   );
   const runtime: ServerRuntime = {
-    tools: ALL_TOOLS,
+    // Until src/tools/index.ts lists the account tools itself.
+    tools: [...ALL_TOOLS, ...ACCOUNT_TOOLS.filter((t) => !ALL_TOOLS.some((a) => a.name === t.name))],
+    accounts: routing,
     tiers,
     mailbox,
     actionLog,
-    clock: systemClock,
+    clock,
     log,
     version: VERSION,
+    ...(opts.env['MAILWARDEN_DOWNLOAD_DIR'] ? { downloadDir: opts.env['MAILWARDEN_DOWNLOAD_DIR'] } : {}),
+    // A sandbox mailbox's senders are fictional: never contacted, not even looked up in DNS.
+    outbound:
+      opts.demo || opts.env['MAILWARDEN_SANDBOX_URL']
+        ? offlineOutbound(
+            'this server works a sandbox mailbox, whose senders are fictional: mailwarden never contacts them (dryRun shows what would be called)',
+          )
+        : liveOutbound(),
   };
   return {
     runtime,
     ...(sandbox ? { sandbox } : {}),
     async close() {
-      if (opened) await (await opened.catch(() => undefined))?.close();
+      await routing.close();
       await sandbox?.close();
     },
   };

@@ -15,6 +15,9 @@ export const ERROR_CODES = [
   'invalid_input',
   'unsupported',
   'internal_error',
+  // The human was asked to confirm a change (MCP elicitation) and said no or dismissed the
+  // question; nothing was done. Not retryable: asking again is the human's call, not the model's.
+  'declined_by_user',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,8 +1,15 @@
+import { readAuthentication } from './auth-results.js';
+import type { Authentication } from './auth-results.js';
 import { extractBody, listAttachments } from './body.js';
 import type { AttachmentMeta } from './body.js';
 import { headerValue } from './headers.js';
 import { stripQuotedHistory } from './quotes.js';
+import { messageSignals } from './signals.js';
+import type { SignalDetails, SignalName } from './signals.js';
 import type { Header, Label, MailMessage, MailThread } from './types.js';
+
+export { GMAIL_AUTHSERV_ID } from './auth-results.js';
+export { senderDomains } from './signals.js';
 
 /** Label ids a reader does not need spelled out: they are reported as flags instead. */
 const FLAG_LABELS = new Set(['UNREAD']);
@@ -50,9 +57,21 @@ export interface ThreadSummaryData {
   attachments: AttachmentSummary[];
   labels: string[];
   snippet: string;
+  /** From the first message's headers and MIME tree (no extra reads); [] when none. */
+  signals: SignalName[];
+  /** Only when a present signal has a domain to name. */
+  signalDetails?: SignalDetails;
 }
 
-export function summarizeThread(thread: MailThread, labels: ReadonlyMap<string, Label>): ThreadSummaryData {
+/**
+ * `references` are the sender domains of the whole result (senderDomains), which the lookalike
+ * check compares an all-ASCII From domain with.
+ */
+export function summarizeThread(
+  thread: MailThread,
+  labels: ReadonlyMap<string, Label>,
+  references: readonly string[] = [],
+): ThreadSummaryData {
   const first = thread.messages[0];
   const last = thread.messages[thread.messages.length - 1];
   if (!first || !last) {
@@ -67,11 +86,13 @@ export function summarizeThread(thread: MailThread, labels: ReadonlyMap<string, 
       attachments: [],
       labels: [],
       snippet: '',
+      signals: [],
     };
   }
   const labelIds = new Set<string>();
   for (const m of thread.messages) for (const id of m.labelIds) labelIds.add(id);
-  return {
+  const signals = messageSignals(first, references);
+  const summary: ThreadSummaryData = {
     threadId: thread.id,
     subject: header(first.headers, 'Subject'),
     from: header(first.headers, 'From'),
@@ -82,7 +103,10 @@ export function summarizeThread(thread: MailThread, labels: ReadonlyMap<string, 
     attachments: thread.messages.flatMap((m) => attachmentSummaries(listAttachments(m.root))),
     labels: labelNames([...labelIds], labels),
     snippet: oneLine(last.snippet, 200),
+    signals: signals.present,
   };
+  if (Object.keys(signals.details).length > 0) summary.signalDetails = signals.details;
+  return summary;
 }
 
 export type BodyMode = 'full' | 'text' | 'new' | 'none';
@@ -102,6 +126,7 @@ export interface MessageView {
   bodyTruncated?: boolean;
   headers?: Array<{ name: string; value: string }>;
   attachments: Array<AttachmentSummary & { attachmentId?: string; partId: string }>;
+  authentication: Authentication;
 }
 
 export function viewMessage(
@@ -109,6 +134,8 @@ export function viewMessage(
   labels: ReadonlyMap<string, Label>,
   mode: BodyMode,
   maxBodyChars: number,
+  /** The receiving server's authserv-id (GMAIL_AUTHSERV_ID); undefined reads as unchecked. */
+  trustedAuthservId?: string,
 ): MessageView {
   const view: MessageView = {
     id: m.id,
@@ -129,6 +156,7 @@ export function viewMessage(
       if (a.attachmentId !== undefined) out.attachmentId = a.attachmentId;
       return out;
     }),
+    authentication: readAuthentication(m.headers, trustedAuthservId),
   };
   if (mode === 'none') return view;
   const body = extractBody(m.root);

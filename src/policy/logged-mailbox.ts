@@ -1,9 +1,35 @@
 import { isMailError } from '../mail/errors.js';
 import type { Label } from '../mail/types.js';
-import type { LabelChange, LabelInput, Mailbox, MessageLabels } from '../providers/mailbox.js';
+import type {
+  DraftInput,
+  DraftRef,
+  FilterInput,
+  LabelChange,
+  LabelInput,
+  Mailbox,
+  MailFilter,
+  MessageLabels,
+} from '../providers/mailbox.js';
 import type { ActionLog, ActionRecord } from './action-log.js';
 
 type Target = Pick<ActionRecord, 'threadIds' | 'messageIds' | 'labelId' | 'change' | 'detail'>;
+
+/**
+ * Every Mailbox method that changes the mailbox, each logged below. src/mcp uses the list to
+ * hold tools to "ask for confirmation before the first write".
+ */
+export const WRITE_METHODS: ReadonlySet<string> = new Set([
+  'createLabel',
+  'updateLabel',
+  'deleteLabel',
+  'modifyThread',
+  'modifyMessages',
+  'trashThread',
+  'untrashThread',
+  'createFilter',
+  'deleteFilter',
+  'createDraft',
+]);
 
 /**
  * The Mailbox a tool call receives. Reads pass straight through; every write is appended to the
@@ -12,11 +38,19 @@ type Target = Pick<ActionRecord, 'threadIds' | 'messageIds' | 'labelId' | 'chang
  */
 export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mailbox {
   const account = inner.account;
-  async function write<T>(op: string, target: Target, run: () => Promise<T>): Promise<T> {
+  async function write<T>(
+    op: string,
+    target: Target,
+    run: () => Promise<T>,
+    // What the write created (a filter or draft id) belongs in the record too.
+    result?: (out: T) => Record<string, unknown>,
+  ): Promise<T> {
     await log.ensureWritable();
     try {
       const out = await run();
-      await log.append({ account, tool, op, ...target, outcome: 'ok' });
+      const done =
+        result === undefined ? target : { ...target, detail: { ...target.detail, ...result(out) } };
+      await log.append({ account, tool, op, ...done, outcome: 'ok' });
       return out;
     } catch (e) {
       await log.append({
@@ -32,7 +66,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
   }
   const copy = (c: LabelChange) => ({ add: [...c.add], remove: [...c.remove] });
   // A plain object, not a prototype of the provider: nothing else of the provider is reachable.
-  return {
+  const out: Mailbox = {
     provider: inner.provider,
     capabilities: inner.capabilities,
     account,
@@ -66,4 +100,66 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     untrashThread: (threadId: string, signal?: AbortSignal): Promise<void> =>
       write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal)),
   };
+  addFilterAndDraftWrites(out, inner, write);
+  return out;
+}
+
+type Write = <T>(
+  op: string,
+  target: Target,
+  run: () => Promise<T>,
+  result?: (out: T) => Record<string, unknown>,
+) => Promise<T>;
+
+/**
+ * Filters and drafts are optional Mailbox methods: the wrapper has them exactly when the provider
+ * does, so a tool's `unsupported` check sees the same answer through the log.
+ */
+function addFilterAndDraftWrites(out: Mailbox, inner: Mailbox, write: Write): void {
+  if (inner.listFilters) out.listFilters = inner.listFilters.bind(inner);
+  const { createFilter, deleteFilter, createDraft, listFilters } = inner;
+  if (createFilter) {
+    out.createFilter = (input: FilterInput, signal?: AbortSignal): Promise<MailFilter> =>
+      write(
+        'createFilter',
+        { detail: { criteria: { ...input.criteria }, action: { ...input.action } } },
+        () => createFilter.call(inner, input, signal),
+        (f) => ({ filterId: f.id }),
+      );
+  }
+  if (deleteFilter) {
+    out.deleteFilter = async (id: string, signal?: AbortSignal): Promise<void> => {
+      // The record keeps the rule itself, so a deleted filter can be rebuilt from the log.
+      const before = await listFilters
+        ?.call(inner, signal)
+        .then((all) => all.find((f) => f.id === id))
+        .catch(() => undefined);
+      const detail: Record<string, unknown> = { filterId: id };
+      if (before) Object.assign(detail, { criteria: before.criteria, action: before.action });
+      return write('deleteFilter', { detail }, () => deleteFilter.call(inner, id, signal));
+    };
+  }
+  if (createDraft) {
+    out.createDraft = (input: DraftInput, signal?: AbortSignal): Promise<DraftRef> =>
+      write(
+        'createDraft',
+        {
+          ...(input.threadId === undefined ? {} : { threadIds: [input.threadId] }),
+          detail: { headers: draftHeaders(input.raw) },
+        },
+        () => createDraft.call(inner, input, signal),
+        (d) => ({ draftId: d.id, messageId: d.messageId, threadId: d.threadId }),
+      );
+  }
+}
+
+/** The addressing headers of a draft, as written (folded lines joined), for the record. */
+function draftHeaders(raw: string): Record<string, string> {
+  const head = raw.split(/\r?\n\r?\n/, 1)[0] ?? '';
+  const out: Record<string, string> = {};
+  for (const line of head.replace(/\r?\n[ \t]/g, ' ').split(/\r?\n/)) {
+    const m = /^(To|Cc|Bcc|Subject|In-Reply-To):\s*(.*)$/i.exec(line);
+    if (m?.[1] && m[2] !== undefined) out[m[1]] = m[2];
+  }
+  return out;
 }

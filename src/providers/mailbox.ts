@@ -1,3 +1,4 @@
+import type { FilterCriteria, FilterLabelAction } from '../mail/filter-criteria.js';
 import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../mail/types.js';
 
 /** Request/units counters a provider keeps so tools and benchmarks can report cost. */
@@ -21,6 +22,12 @@ export interface SearchOptions {
   maxResults: number;
   /** Gmail: includeSpamTrash. The query language still excludes spam/trash unless named. */
   includeSpamTrash?: boolean;
+  /**
+   * Gmail: labelIds. Every listed label must be on the message; Gmail answers this filter from
+   * live per-message labels, not from the search index that answers `q` (bulk cross-checks rely
+   * on that difference).
+   */
+  labelIds?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -47,6 +54,37 @@ export interface MessageLabels {
   id: string;
   threadId: string;
   labelIds: string[];
+}
+
+/** A server-side filter as it stands in the mailbox. */
+export interface MailFilter {
+  id: string;
+  criteria: FilterCriteria;
+  action: FilterLabelAction & {
+    /**
+     * Read back for audit only: a forwarding address the filter already has (set in Gmail's UI
+     * or by someone else). mailwarden never writes one: FilterInput has no such field.
+     */
+    forward?: string;
+  };
+}
+
+/** What createFilter sends: criteria and label actions, nothing else. */
+export interface FilterInput {
+  criteria: FilterCriteria;
+  action: FilterLabelAction;
+}
+
+/** A draft to save (the opt-in drafts tier): an RFC 822 source, optionally in a thread. */
+export interface DraftInput {
+  raw: string;
+  threadId?: string;
+}
+
+export interface DraftRef {
+  id: string;
+  messageId: string;
+  threadId: string;
 }
 
 /**
@@ -89,6 +127,15 @@ export interface Mailbox {
   untrashThread(threadId: string, signal?: AbortSignal): Promise<void>;
   /** Live labels of one message (Gmail messages.get format=minimal). */
   getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels>;
+
+  // Filters (tier filters) and drafts (tier drafts). Optional: a provider without server-side
+  // rules (IMAP without ManageSieve) or without a drafts folder leaves them out, and the tools
+  // answer `unsupported` for that account. There is no method that forwards or sends.
+  listFilters?(signal?: AbortSignal): Promise<MailFilter[]>;
+  createFilter?(input: FilterInput, signal?: AbortSignal): Promise<MailFilter>;
+  deleteFilter?(id: string, signal?: AbortSignal): Promise<void>;
+  /** Saves a draft for a human to review and send; mailwarden itself never sends it. */
+  createDraft?(input: DraftInput, signal?: AbortSignal): Promise<DraftRef>;
 
   usage(): Usage;
   close(): Promise<void>;

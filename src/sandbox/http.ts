@@ -9,6 +9,8 @@ import {
   rateLimited,
   unauthenticated,
 } from './errors.js';
+import { AUTHORIZE_PATH } from './consent.js';
+import type { ConsentServer, HtmlAnswer } from './consent.js';
 import type { Fault, FaultInjector } from './faults.js';
 import type { UserMailbox } from './model.js';
 import type { OAuthServer } from './oauth.js';
@@ -23,6 +25,7 @@ import type { StatsCounter } from './stats.js';
 export interface GatewayDeps {
   clock: Clock;
   oauth: OAuthServer;
+  consent: ConsentServer;
   quota: QuotaMeter;
   faults: FaultInjector;
   stats: StatsCounter;
@@ -37,12 +40,16 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 type Target =
   | { kind: 'token' }
   | { kind: 'revoke' }
+  | { kind: 'authorize' }
   | { kind: 'gmail'; userId: string; route: Route; ids: string[] }
   | { kind: 'unknown' };
 
 function resolve(verb: string, path: string): Target {
   if (path === '/token') return verb === 'POST' ? { kind: 'token' } : { kind: 'unknown' };
   if (path === '/revoke') return verb === 'POST' ? { kind: 'revoke' } : { kind: 'unknown' };
+  // Google serves this on accounts.google.com; the sandbox serves it on its own origin.
+  if (path === AUTHORIZE_PATH)
+    return verb === 'GET' || verb === 'POST' ? { kind: 'authorize' } : { kind: 'unknown' };
   const m = /^\/gmail\/v1\/users\/([^/]+)\/(.+)$/.exec(path);
   if (!m?.[1] || !m[2]) return { kind: 'unknown' };
   const found = findRoute(verb, m[2]);
@@ -63,7 +70,9 @@ const methodName = (t: Target): string =>
       ? 'oauth.token'
       : t.kind === 'revoke'
         ? 'oauth.revoke'
-        : 'unknown';
+        : t.kind === 'authorize'
+          ? 'oauth.authorize'
+          : 'unknown';
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -126,6 +135,14 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
+function sendHtml(res: ServerResponse, answer: HtmlAnswer): void {
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'Content-Length': String(Buffer.byteLength(answer.body)),
+  });
+  res.end(answer.body);
+}
+
 /** Google's OAuth endpoints answer in RFC 6749 form (`error`, `error_description`), not Google's API envelope. */
 function serveOAuth(
   oauth: OAuthServer,
@@ -169,6 +186,14 @@ export function createRequestListener(
     if (fault?.kind === 'delay') await sleep(fault.delayMs ?? 1000);
     else if (fault) return sendError(res, faultError(fault));
 
+    if (target.kind === 'authorize') {
+      return sendHtml(
+        res,
+        verb === 'GET'
+          ? deps.consent.authorize(url.searchParams)
+          : deps.consent.decide(new URLSearchParams(body.toString('utf8'))),
+      );
+    }
     if (target.kind === 'token' || target.kind === 'revoke') {
       return serveOAuth(deps.oauth, target.kind, url, body, req, res);
     }

@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import type { Clock } from '../mail/clock.js';
 import { OffsetClock } from '../mail/clock.js';
 import { FaultInjector } from './faults.js';
+import { ConsentServer } from './consent.js';
 import { createRequestListener } from './http.js';
 import { UserMailbox } from './model.js';
 import { OAuthServer } from './oauth.js';
 import { QuotaMeter } from './quota.js';
+import { useStaleMessageIndex } from './search.js';
 import type { SeedUser } from './seed.js';
 import type { SandboxStats } from './stats.js';
 import { StatsCounter } from './stats.js';
@@ -28,6 +30,12 @@ export interface SandboxOptions {
   /** Per user; Gmail documents 15,000 units per user per minute. */
   quotaUnitsPerMinute?: number;
   staleThreadIndex?: boolean;
+  /**
+   * messages.list answers read-state predicates in `q` from the stale per-thread state (as
+   * threads.list does under staleThreadIndex) while its labelIds filter stays exact. Off by
+   * default: Gmail's messages.list was measured exact (FACTS.md); this is for cross-check tests.
+   */
+  staleMessageIndex?: boolean;
   historyRetentionMs?: number;
   host?: string;
   port?: number;
@@ -37,18 +45,21 @@ const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * An in-process Gmail REST simulator on real loopback HTTP. It serves Google's own paths
- * (`/gmail/v1/users/{userId}/…`, `/token`), so a Gmail client only swaps the origin.
+ * (`/gmail/v1/users/{userId}/…`, `/token`, and the consent page at `/o/oauth2/v2/auth`, which
+ * Google serves on accounts.google.com), so a Gmail client only swaps the origin.
  */
 export class Sandbox {
   readonly clock: Clock;
   readonly faults = new FaultInjector();
   readonly oauthClient: { clientId: string; clientSecret: string };
   private readonly oauth: OAuthServer;
+  private readonly consent: ConsentServer;
   private readonly statsCounter = new StatsCounter();
   private readonly users = new Map<string, UserMailbox>();
   private readonly threadKeys = new Map<string, Map<string, string>>();
   private latencyMs: number;
   private staleThreadIndex: boolean;
+  private staleMessageIndex: boolean;
   private server: Server | undefined;
   private origin = '';
 
@@ -56,8 +67,10 @@ export class Sandbox {
     this.clock = options.clock ?? new OffsetClock();
     this.latencyMs = options.latencyMs ?? 0;
     this.staleThreadIndex = options.staleThreadIndex ?? false;
+    this.staleMessageIndex = options.staleMessageIndex ?? false;
     this.oauth = new OAuthServer(this.clock, (email) => this.users.has(email));
     this.oauthClient = { ...this.oauth.client };
+    this.consent = new ConsentServer(this.oauth, this.clock, () => [...this.users.keys()]);
     for (const user of options.users ?? []) this.seed(user, options.historyRetentionMs ?? WEEK_MS);
   }
 
@@ -68,6 +81,7 @@ export class Sandbox {
       createRequestListener({
         clock: sandbox.clock,
         oauth: sandbox.oauth,
+        consent: sandbox.consent,
         quota,
         faults: sandbox.faults,
         stats: sandbox.statsCounter,
@@ -100,8 +114,10 @@ export class Sandbox {
     const mailbox = new UserMailbox(email, {
       clock: this.clock,
       historyRetentionMs,
-      staleThreadIndex: () => this.staleThreadIndex,
+      // Either stale index remembers a thread as unread once it was, so either keeps the mark.
+      staleThreadIndex: () => this.staleThreadIndex || this.staleMessageIndex,
     });
+    useStaleMessageIndex(mailbox, () => this.staleMessageIndex);
     for (const label of user.userLabels) mailbox.seedLabel({ ...label, type: 'user' });
     const keys = new Map<string, string>();
     for (const thread of user.threads) {
@@ -167,6 +183,10 @@ export class Sandbox {
 
   setStaleThreadIndex(on: boolean): void {
     this.staleThreadIndex = on;
+  }
+
+  setStaleMessageIndex(on: boolean): void {
+    this.staleMessageIndex = on;
   }
 
   stats(): SandboxStats {

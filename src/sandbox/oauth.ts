@@ -45,7 +45,7 @@ export class OAuthServer {
   private readonly refreshTokens = new Map<string, RefreshGrant>();
   private readonly accessTokens = new Map<string, AccessGrant>();
   private readonly defaultTokens = new Map<string, string>();
-  private readonly grants: Record<string, (form: URLSearchParams) => TokenAnswer> = {
+  private readonly grants: Record<string, (form: URLSearchParams, clientId: string) => TokenAnswer> = {
     refresh_token: (form) => this.refreshGrant(form),
   };
 
@@ -60,6 +60,31 @@ export class OAuthServer {
     const token = `1//sandbox-${randomBytes(24).toString('base64url')}`;
     this.refreshTokens.set(token, { email: key, scopes: scopes.map(normalizeScope), revoked: false });
     return token;
+  }
+
+  /** Adds a grant type (the authorization-code grant lives with the consent page, consent.ts). */
+  addGrant(type: string, handler: (form: URLSearchParams, clientId: string) => TokenAnswer): void {
+    this.grants[type] = handler;
+  }
+
+  /**
+   * What a successful code exchange answers: an access token, and a refresh token when the
+   * user consented to offline access (Google's access_type=offline). `handle` revokes the whole
+   * grant, for when the code is replayed (RFC 6749 §4.1.2).
+   */
+  issueGrant(
+    email: string,
+    scopes: readonly string[],
+    offline: boolean,
+  ): { handle: string; body: Record<string, unknown> } {
+    const key = email.toLowerCase();
+    if (!this.isUser(key)) throw new Error(`sandbox: no seeded user ${email}`);
+    const refresh: RefreshGrant = { email: key, scopes: scopes.map(normalizeScope), revoked: false };
+    const body = this.accessAnswer(refresh);
+    if (!offline) return { handle: String(body['access_token']), body };
+    const token = `1//sandbox-${randomBytes(24).toString('base64url')}`;
+    this.refreshTokens.set(token, refresh);
+    return { handle: token, body: { ...body, refresh_token: token } };
   }
 
   refreshTokenFor(email: string): string {
@@ -109,7 +134,7 @@ export class OAuthServer {
       return oauthError(400, 'invalid_request', 'Missing required parameter: grant_type');
     const grant = this.grants[grantType];
     if (!grant) return oauthError(400, 'unsupported_grant_type', `Invalid grant_type: ${grantType}`);
-    return grant(form);
+    return grant(form, clientId);
   }
 
   private refreshGrant(form: URLSearchParams): TokenAnswer {
@@ -120,19 +145,20 @@ export class OAuthServer {
     const refresh = this.refreshTokens.get(token);
     if (!refresh || refresh.revoked)
       return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
+    return { status: 200, body: this.accessAnswer(refresh) };
+  }
+
+  private accessAnswer(refresh: RefreshGrant): Record<string, unknown> {
     const accessToken = `ya29.sandbox-${randomBytes(32).toString('base64url')}`;
     this.accessTokens.set(accessToken, {
       refresh,
       expiresAt: this.clock.now() + ACCESS_TOKEN_SECONDS * 1000,
     });
     return {
-      status: 200,
-      body: {
-        access_token: accessToken,
-        expires_in: ACCESS_TOKEN_SECONDS,
-        scope: refresh.scopes.join(' '),
-        token_type: 'Bearer',
-      },
+      access_token: accessToken,
+      expires_in: ACCESS_TOKEN_SECONDS,
+      scope: refresh.scopes.join(' '),
+      token_type: 'Bearer',
     };
   }
 }

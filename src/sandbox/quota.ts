@@ -21,6 +21,7 @@ export const QUOTA_UNITS: Readonly<Record<string, number>> = {
   'settings.filters.get': 1,
   'settings.filters.create': 5,
   'settings.filters.delete': 5,
+  'drafts.create': 10,
   'threads.list': 10,
   'threads.get': 10,
   'threads.modify': 10,

@@ -62,6 +62,8 @@ const ALLOWED: ReadonlyMap<string, ReadonlySet<string>> = (() => {
   allow(MESSAGE_WRITES, SCOPE.modify);
   allow(['settings.filters.list', 'settings.filters.get'], SCOPE.settingsBasic);
   allow(['settings.filters.create', 'settings.filters.delete'], SCOPE.settingsBasic);
+  // drafts.create: Google lists gmail.compose and gmail.modify (and mail.google.com).
+  allow(['drafts.create'], SCOPE.compose, SCOPE.modify);
   return map;
 })();
 

@@ -57,24 +57,58 @@ class Matcher {
     this.skipSpamTrash = !params.includeSpamTrash && !named;
   }
 
-  matches(msg: StoredMessage, labelIds: ReadonlySet<string>): boolean {
+  /**
+   * `labelIds` is what `q` is evaluated against (the index's view of the message); `filterLabels`
+   * is what the labelIds parameter is checked against, which is the same view unless a caller
+   * says otherwise.
+   */
+  matches(
+    msg: StoredMessage,
+    labelIds: ReadonlySet<string>,
+    filterLabels: ReadonlySet<string> = labelIds,
+  ): boolean {
     if (this.skipSpamTrash && (msg.labelIds.has('SPAM') || msg.labelIds.has('TRASH'))) return false;
-    for (const id of this.params.labelIds) if (!labelIds.has(id)) return false;
+    for (const id of this.params.labelIds) if (!filterLabels.has(id)) return false;
     return this.node === undefined || evaluate(this.node, factsFor(this.mailbox, msg, labelIds), this.now);
   }
+}
+
+/**
+ * Per mailbox, whether messages.list answers `q` from the stale per-thread state. It is kept
+ * here, beside the one function that reads it, because route handlers only carry the mailbox;
+ * the Sandbox registers each mailbox it seeds.
+ */
+const staleMessageIndex = new WeakMap<UserMailbox, () => boolean>();
+
+export function useStaleMessageIndex(mailbox: UserMailbox, on: () => boolean): void {
+  staleMessageIndex.set(mailbox, on);
+}
+
+/** The labels the stale index believes a message has: UNREAD on every message of a stale thread. */
+function staleView(mailbox: UserMailbox, msg: StoredMessage): ReadonlySet<string> {
+  const stale = mailbox.threads.get(msg.threadId)?.staleUnread === true;
+  return stale && !msg.labelIds.has('UNREAD') ? new Set([...msg.labelIds, 'UNREAD']) : msg.labelIds;
 }
 
 const messageKey = (m: StoredMessage): Cursor => ({ key: m.internalDate, id: m.id });
 const newestFirst = (a: StoredMessage, b: StoredMessage): number => compareDesc(messageKey(a), messageKey(b));
 
-/** messages.list: the exact per-message index, newest first. */
+/**
+ * messages.list, newest first: the exact per-message index by default. With the stale message
+ * index on, read-state predicates in `q` are answered from the same stale per-thread state
+ * threads.list uses, while the labelIds parameter stays exact (it is a filter on live labels),
+ * so a client can re-ask `is:unread` as labelIds=UNREAD and see the two disagree.
+ */
 export function listMessages(
   mailbox: UserMailbox,
   params: ListParams,
   now: number,
 ): ListResult<StoredMessage> {
   const matcher = new Matcher(mailbox, params, now);
-  const hits = [...mailbox.messages.values()].filter((m) => matcher.matches(m, m.labelIds)).sort(newestFirst);
+  const stale = staleMessageIndex.get(mailbox)?.() === true;
+  const hits = [...mailbox.messages.values()]
+    .filter((m) => matcher.matches(m, stale ? staleView(mailbox, m) : m.labelIds, m.labelIds))
+    .sort(newestFirst);
   const page = pageAfter(hits, messageKey, params.pageToken, params.maxResults);
   return { ...page, resultSizeEstimate: hits.length };
 }

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MailError } from '../mail/errors.js';
+import { readTokenFile } from './tokens.js';
+import type { TokenDeps } from './tokens.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -57,23 +59,12 @@ export function tokenPath(env: Env, account: string): string {
   return join(configDir(env), 'tokens', `${account}.json`);
 }
 
-export async function readToken(env: Env, account: string): Promise<StoredToken> {
-  const path = tokenPath(env, account);
-  const json = (await readJson(
-    path,
-    `token for account "${account}"`,
-    'Run `mailwarden auth` to connect the account, or use `mailwarden --demo` to try the sandbox mailbox.',
-  )) as Record<string, unknown>;
-  const refreshToken = json['refresh_token'] ?? json['refreshToken'];
-  if (typeof refreshToken !== 'string' || refreshToken === '') {
-    throw new MailError('needs_reauth', `${path} holds no refresh token. Run \`mailwarden auth\` again.`);
-  }
-  const out: StoredToken = { refreshToken };
-  if (Array.isArray(json['scopes']))
-    out.scopes = json['scopes'].filter((s): s is string => typeof s === 'string');
-  if (typeof json['address'] === 'string') out.address = json['address'];
-  if (typeof json['issuedAt'] === 'string') out.issuedAt = json['issuedAt'];
-  return out;
+/**
+ * The account's refresh token, decrypted (MAILWARDEN_TOKEN_PASSPHRASE or the OS keyring, as the
+ * file records). Every failure is a MailError naming the fix.
+ */
+export async function readToken(env: Env, account: string, deps: TokenDeps = {}): Promise<StoredToken> {
+  return readTokenFile(tokenPath(env, account), env, deps);
 }
 
 /** Account names are lower-cased: one name, one token file. */

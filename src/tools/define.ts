@@ -3,6 +3,12 @@ import type { Clock } from '../mail/clock.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Tier } from '../policy/tiers.js';
 import type { Fence } from '../mcp/untrusted.js';
+import type { ErrorCode } from '../mail/errors.js';
+import type { ConfirmOutcome, ConfirmRequest } from '../policy/confirm.js';
+import type { AccountRegistry } from '../store/accounts.js';
+import type { Downloads } from '../store/downloads.js';
+import type { Outbound } from '../net/outbound.js';
+import type { ActionLog } from '../policy/action-log.js';
 
 /**
  * How a tool touches the world; `src/mcp/` derives the MCP annotations from it:
@@ -27,7 +33,34 @@ export interface ToolContext {
   log: Logger;
   /** mailwarden's own version, for get_profile. */
   serverVersion: string;
+  /**
+   * Asks the human to confirm a change (MCP elicitation; MAILWARDEN_CONFIRM decides whether).
+   * Resolves with how it went; throws declined_by_user when the human says no, and
+   * forbidden_operation when confirmation is required but the client cannot ask. Call it
+   * before the first write: on the 2026-07-28 protocol the call is re-run once the answer
+   * arrives, so everything before it must be reads. src/mcp always sets it; contexts built
+   * outside MCP (cron commands) leave it out, and confirmChange() then answers 'unavailable'.
+   */
+  confirm?: (request: ConfirmRequest) => Promise<ConfirmOutcome>;
+  /** The account registry, for the tools that manage it (`registry: true`). */
+  accounts?: AccountRegistry;
+  /** Files for people, only inside MAILWARDEN_DOWNLOAD_DIR, each logged; absent reads as unset. */
+  downloads?: Downloads;
+  /** The one way to a host that is not the mail provider (src/net); absent when the runtime has none. */
+  outbound?: OutboundContext;
 }
+
+/** What a tool gets for outbound requests: the guarded client, and the action log they go to. */
+export interface OutboundContext {
+  client: Outbound;
+  /** Outbound requests are not Mailbox writes, so the tool appends them itself. */
+  actionLog: ActionLog;
+}
+
+/** One account's answer to a fanned-out call (`account: "all"`): its result, or why it failed. */
+export type FanOutPart<O> =
+  | { account: string; ok: true; result: O }
+  | { account: string; ok: false; error: { code: ErrorCode; message: string; retryable: boolean } };
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   name: string;
@@ -38,6 +71,13 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   input: I;
   output: O;
   handle(ctx: ToolContext, args: z.output<I>): Promise<z.input<O>>;
+  /**
+   * Read tools that scan may take `account: "all"`: src/mcp runs `handle` once per account,
+   * concurrently, and this merges the answers (at least one of them succeeded).
+   */
+  fanOut?: (parts: ReadonlyArray<FanOutPart<z.input<O>>>) => z.input<O>;
+  /** Works the account registry, not a mailbox: takes no `account` and gets no ctx.mailbox. */
+  registry?: true;
 }
 
 export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject>;
@@ -45,4 +85,9 @@ export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject>;
 /** A tool is a value: defining one registers nothing. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: ToolDefinition<I, O>): AnyTool {
   return def as unknown as AnyTool;
+}
+
+/** ctx.confirm where there is one; a context without a human channel counts as unable to ask. */
+export function confirmChange(ctx: ToolContext, request: ConfirmRequest): Promise<ConfirmOutcome> {
+  return ctx.confirm ? ctx.confirm(request) : Promise.resolve('unavailable');
 }

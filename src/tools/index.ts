@@ -1,7 +1,41 @@
+import { downloadAttachment, readAttachment } from './attachments.js';
 import type { AnyTool } from './define.js';
+import { ORGANISE_TOOLS } from './bulk/organise-tools.js';
+import { exportThread } from './export.js';
+import { createDraft, draftReply } from './drafts.js';
+import { listFilters, previewFilter } from './filters.js';
+import { createFilter, deleteFilter } from './filters-write.js';
 import { getProfile, listLabels, whatChanged } from './mailbox-info.js';
 import { search } from './search.js';
+import { listSnoozed, snooze, unsnooze } from './snooze.js';
+import { sweepSnoozed } from './snooze-sweep.js';
+import { listSubscriptions, listUnsubscribe } from './subscriptions.js';
 import { getThread } from './thread.js';
+import { bulkUnsubscribe, unsubscribe } from './unsubscribe.js';
 
 /** Every tool mailwarden defines, in the order tools/list shows them. */
-export const ALL_TOOLS: readonly AnyTool[] = [search, getThread, listLabels, getProfile, whatChanged];
+export const ALL_TOOLS: readonly AnyTool[] = [
+  search,
+  getThread,
+  listLabels,
+  getProfile,
+  whatChanged,
+  snooze,
+  unsnooze,
+  listSnoozed,
+  sweepSnoozed,
+  readAttachment,
+  downloadAttachment,
+  exportThread,
+  ...ORGANISE_TOOLS,
+  listUnsubscribe,
+  listSubscriptions,
+  unsubscribe,
+  bulkUnsubscribe,
+  listFilters,
+  previewFilter,
+  createFilter,
+  deleteFilter,
+  createDraft,
+  draftReply,
+];

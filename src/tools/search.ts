@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { parseQuery } from '../mail/query.js';
+import type { SignalDetails, SignalName } from '../mail/signals.js';
+import type { Fence } from '../mcp/untrusted.js';
 import { verifyThreads } from '../mail/verify.js';
 import { defineTool } from './define.js';
+import type { FanOutPart } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 
@@ -10,6 +13,42 @@ import { mailReaders } from './lazy.js';
 const THREAD_FETCH_CONCURRENCY = 10;
 
 const attachment = z.object({ filename: z.string(), mimeType: z.string(), size: z.number() });
+
+/**
+ * The names again rather than imported: src/mail/signals.ts pulls in the charset stack, which
+ * tools load only on first call (see lazy.ts). The compiler keeps the two lists equal.
+ */
+const SIGNAL_NAMES = [
+  'newsletter',
+  'automated',
+  'calendar',
+  'replyToMismatch',
+  'displayNameSpoof',
+  'lookalikeDomain',
+] as const satisfies readonly SignalName[];
+const _allSignalsListed: SignalName extends (typeof SIGNAL_NAMES)[number] ? true : never = true;
+
+/**
+ * On every hit, so it is kept small: the names of the signals present ([] when none, about 12
+ * characters) and, only when one has a domain to name, a fenced detail.
+ */
+export const signalsSchema = z
+  .array(z.enum(SIGNAL_NAMES))
+  .describe(
+    'from the first message: newsletter, automated, calendar (invite), replyToMismatch, displayNameSpoof (display name shows another domain), lookalikeDomain (From domain imitates another)',
+  );
+
+const signalDetailsSchema = z
+  .object({ resembles: z.string().optional(), replyTo: z.string().optional(), claims: z.string().optional() })
+  .describe('fenced domains: resembles (lookalikeDomain), replyTo, claims (displayNameSpoof)');
+
+export function fenceSignalDetails(d: SignalDetails, f: Fence): SignalDetails {
+  const out: SignalDetails = {};
+  if (d.resembles !== undefined) out.resembles = f.wrap(d.resembles);
+  if (d.replyTo !== undefined) out.replyTo = f.wrap(d.replyTo);
+  if (d.claims !== undefined) out.claims = f.wrap(d.claims);
+  return out;
+}
 
 export const threadSummary = z.object({
   threadId: z.string(),
@@ -22,9 +61,19 @@ export const threadSummary = z.object({
   attachments: z.array(attachment),
   labels: z.array(z.string()),
   snippet: z.string().describe('fenced mail text'),
+  signals: signalsSchema,
+  signalDetails: signalDetailsSchema.optional(),
 });
 
 export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });
+
+const accountOutcome = z.object({
+  account: z.string(),
+  ok: z.boolean(),
+  threads: z.number().optional(),
+  nextPageToken: z.string().optional().describe('pass with this account (not "all") for its next page'),
+  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean() }).optional(),
+});
 
 export const search = defineTool({
   name: 'search',
@@ -39,7 +88,11 @@ export const search = defineTool({
     pageToken: z.string().max(500).optional(),
   }),
   output: z.object({
-    threads: z.array(threadSummary),
+    threads: z.array(
+      threadSummary.extend({
+        account: z.string().optional().describe('account "all": the account it is in'),
+      }),
+    ),
     nextPageToken: z.string().optional(),
     verification: z.object({
       predicates: z.array(z.string()).describe('label-state predicates re-checked on live labels'),
@@ -47,10 +100,13 @@ export const search = defineTool({
       dropped: z.number().describe('index hits whose live labels contradict the query'),
     }),
     usage,
+    accounts: z.array(accountOutcome).optional().describe('account "all": how each account answered'),
+    note: z.string().optional(),
   }),
+  fanOut: (parts) => mergeAccountSearches(parts),
   async handle(ctx, args) {
     const node = parseQuery(args.query);
-    const { summarizeThread } = await mailReaders();
+    const { senderDomains, summarizeThread } = await mailReaders();
     const before = ctx.mailbox.usage();
     const searchOptions = {
       maxResults: args.maxResults,
@@ -67,9 +123,10 @@ export const search = defineTool({
     const outcome = verifyThreads(node, threads);
     const after = ctx.mailbox.usage();
     const f = ctx.fence;
+    const references = senderDomains(outcome.kept);
     return {
       threads: outcome.kept.map((t) => {
-        const s = summarizeThread(t, labels);
+        const s = summarizeThread(t, labels, references);
         return {
           ...s,
           subject: f.wrap(s.subject),
@@ -77,6 +134,7 @@ export const search = defineTool({
           snippet: f.wrap(s.snippet),
           last: { ...s.last, from: f.wrap(s.last.from) },
           attachments: s.attachments.map((a) => ({ ...a, filename: f.wrap(a.filename) })),
+          ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),
         };
       }),
       ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
@@ -89,3 +147,47 @@ export const search = defineTool({
     };
   },
 });
+
+interface SearchPart<T> {
+  threads: T[];
+  nextPageToken?: string | undefined;
+  verification: { predicates: string[]; indexHits: number; dropped: number };
+  usage: { requests: number; quotaUnits: number };
+}
+
+const ALL_NOTE =
+  'account "all": each account\'s first page (up to maxResults each), merged newest first. The merged list has no pageToken; to see more, search one account with its accounts[].nextPageToken.';
+
+/** account "all": one list, newest activity first (as Gmail orders threads), each hit tagged. */
+export function mergeAccountSearches<T extends { last: { date: string } }>(
+  parts: ReadonlyArray<FanOutPart<SearchPart<T>>>,
+) {
+  const threads = parts
+    .flatMap((p) => (p.ok ? p.result.threads.map((t) => ({ ...t, account: p.account })) : []))
+    // ISO 8601 in UTC sorts as text; Array.prototype.sort is stable, so ties keep account order.
+    .sort((a, b) => (a.last.date < b.last.date ? 1 : a.last.date > b.last.date ? -1 : 0));
+  const ok = parts.flatMap((p) => (p.ok ? [p.result] : []));
+  return {
+    threads,
+    verification: {
+      predicates: [...new Set(ok.flatMap((r) => r.verification.predicates))],
+      indexHits: ok.reduce((n, r) => n + r.verification.indexHits, 0),
+      dropped: ok.reduce((n, r) => n + r.verification.dropped, 0),
+    },
+    usage: {
+      requests: ok.reduce((n, r) => n + r.usage.requests, 0),
+      quotaUnits: ok.reduce((n, r) => n + r.usage.quotaUnits, 0),
+    },
+    accounts: parts.map((p) =>
+      p.ok
+        ? {
+            account: p.account,
+            ok: true,
+            threads: p.result.threads.length,
+            ...(p.result.nextPageToken ? { nextPageToken: p.result.nextPageToken } : {}),
+          }
+        : { account: p.account, ok: false, error: p.error },
+    ),
+    note: ALL_NOTE,
+  };
+}

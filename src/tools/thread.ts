@@ -1,10 +1,73 @@
 import { z } from 'zod';
 import { invalidInput } from '../mail/errors.js';
+import type { Authentication, DkimResult, DmarcResult, SpfResult } from '../mail/auth-results.js';
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { defineTool } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
+
+/**
+ * RFC 8601 §2.7 / RFC 7489 §11.2 result names, restated here so this module does not load the
+ * charset stack at startup (see lazy.ts); the compiler keeps them equal to auth-results.ts.
+ */
+const SPF = [
+  'pass',
+  'fail',
+  'softfail',
+  'neutral',
+  'none',
+  'policy',
+  'temperror',
+  'permerror',
+  'unknown',
+] as const;
+const DKIM = ['pass', 'fail', 'neutral', 'none', 'policy', 'temperror', 'permerror', 'unknown'] as const;
+const DMARC = ['pass', 'fail', 'none', 'temperror', 'permerror', 'unknown'] as const;
+const _sameResults: [SpfResult, DkimResult, DmarcResult] extends [
+  (typeof SPF)[number],
+  (typeof DKIM)[number],
+  (typeof DMARC)[number],
+]
+  ? [(typeof SPF)[number], (typeof DKIM)[number], (typeof DMARC)[number]] extends [
+      SpfResult,
+      DkimResult,
+      DmarcResult,
+    ]
+    ? true
+    : never
+  : never = true;
+
+const authentication = z
+  .object({
+    unchecked: z.literal(true).optional().describe('no report by the receiving server: nothing was checked'),
+    authservId: z.string().optional(),
+    spf: z.enum(SPF).optional(),
+    dkim: z.enum(DKIM).optional(),
+    dmarc: z.enum(DMARC).optional(),
+    mailedBy: z.string().optional().describe('smtp.mailfrom domain'),
+    signedBy: z.string().optional().describe('passing DKIM signature domain'),
+    dkimAligned: z.boolean().optional().describe('relaxed (RFC 7489); only when dkim=pass'),
+    alsoReported: z
+      .partialRecord(z.enum(['spf', 'dkim', 'dmarc']), z.array(z.enum(SPF)))
+      .optional()
+      .describe('other results the same report gave for a method'),
+    headerFrom: z.string().optional(),
+    returnPath: z.string().optional(),
+    otherReports: z.number().describe('reports not read'),
+  })
+  .describe(
+    'only the topmost Authentication-Results by the receiving server is read (RFC 8601 §5); verdicts are RFC 8601 result names or unknown; domains are fenced',
+  );
+
+function fencedAuth(a: Authentication, f: Fence): Authentication {
+  const out: Authentication = { ...a };
+  for (const k of ['mailedBy', 'signedBy', 'headerFrom', 'returnPath'] as const) {
+    const v = a[k];
+    if (v !== undefined) out[k] = f.wrap(v);
+  }
+  return out;
+}
 
 const messageView = z.object({
   id: z.string(),
@@ -29,6 +92,7 @@ const messageView = z.object({
       attachmentId: z.string().optional(),
     }),
   ),
+  authentication,
 });
 
 function fenced(v: MessageView, f: Fence): MessageView {
@@ -39,6 +103,7 @@ function fenced(v: MessageView, f: Fence): MessageView {
     cc: v.cc === '' ? '' : f.wrap(v.cc),
     subject: f.wrap(v.subject),
     attachments: v.attachments.map((a) => ({ ...a, filename: f.wrap(a.filename) })),
+    authentication: fencedAuth(v.authentication, f),
   };
   if (v.body !== undefined) out.body = f.wrap(v.body);
   if (v.headers) out.headers = v.headers.map((h) => ({ name: h.name, value: f.wrap(h.value) }));
@@ -67,7 +132,7 @@ export const getThread = defineTool({
     messages: z.array(messageView),
   }),
   async handle(ctx, args) {
-    const { header, viewMessage } = await mailReaders();
+    const { GMAIL_AUTHSERV_ID, header, viewMessage } = await mailReaders();
     const [thread, labels] = await Promise.all([
       ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
@@ -84,13 +149,15 @@ export const getThread = defineTool({
     }
     if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
     const first = thread.messages[0];
+    // An IMAP account has no trusted authserv-id until its configuration names one: unchecked.
+    const authservId = ctx.mailbox.provider === 'gmail' ? GMAIL_AUTHSERV_ID : undefined;
     return {
       threadId: thread.id,
       subject: ctx.fence.wrap(first ? header(first.headers, 'Subject') : ''),
       messageCount: thread.messages.length,
       omittedMessages: thread.messages.length - messages.length,
       messages: messages.map((m) =>
-        fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars), ctx.fence),
+        fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId), ctx.fence),
       ),
     };
   },

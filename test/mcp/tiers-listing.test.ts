@@ -46,9 +46,12 @@ describe('tiers decide which tools are listed', () => {
   });
 
   it('MAILWARDEN_READONLY=1 hides every non-read tool', async () => {
-    const names = (await listed({ MAILWARDEN_READONLY: '1' })).map((t) => t.name);
+    const tools = await listed({ MAILWARDEN_READONLY: '1' });
+    const names = tools.map((t) => t.name);
     expect(names).not.toContain('probe_write');
-    expect(names).toEqual(['search', 'get_thread', 'list_labels', 'get_profile', 'what_changed']);
+    expect(names).toEqual(ALL_TOOLS.filter((t) => t.tier === 'read').map((t) => t.name));
+    expect(names).toEqual(expect.arrayContaining(['search', 'get_thread', 'list_labels', 'get_profile', 'what_changed']));
+    for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
   });
 
   it('MAILWARDEN_TOOLS=read hides it too', async () => {

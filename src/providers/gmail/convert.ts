@@ -95,6 +95,14 @@ export function toLabel(l: gmail_v1.Schema$Label): Label {
   return label;
 }
 
+/** A message's id and live labels, as threads.modify and messages.get format=minimal answer them. */
+export function toMessageLabels(
+  m: gmail_v1.Schema$Message,
+  fallbackThreadId: string,
+): { id: string; threadId: string; labelIds: string[] } {
+  return { id: m.id ?? '', threadId: m.threadId ?? fallbackThreadId, labelIds: [...(m.labelIds ?? [])] };
+}
+
 export function toProfile(p: gmail_v1.Schema$Profile): Profile {
   return {
     emailAddress: p.emailAddress ?? '',

@@ -2,11 +2,29 @@ import type { Clock } from '../../mail/clock.js';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
 import type { Tier } from '../../policy/tiers.js';
-import type { Mailbox, MailboxCapabilities, SearchOptions, ThreadReadOptions, Usage } from '../mailbox.js';
+import type {
+  LabelChange,
+  LabelInput,
+  Mailbox,
+  MailboxCapabilities,
+  MessageLabels,
+  SearchOptions,
+  ThreadReadOptions,
+  Usage,
+} from '../mailbox.js';
+import type { DraftInput, DraftRef, FilterInput, MailFilter } from '../mailbox.js';
 import type { OAuthCredentials } from './auth.js';
+import * as filtersDrafts from './filters-drafts.js';
 import { GmailClient } from './client.js';
 import type { CallOptions } from './client.js';
-import { decodeBase64Url, toHistoryPage, toLabel, toMailThread, toProfile } from './convert.js';
+import {
+  decodeBase64Url,
+  toHistoryPage,
+  toLabel,
+  toMailThread,
+  toMessageLabels,
+  toProfile,
+} from './convert.js';
 import { ID_SEGMENT } from './endpoints.js';
 import type { Sleep } from './retry.js';
 import type { Transport } from './transport.js';
@@ -32,7 +50,36 @@ function checkSearch(options: SearchOptions): void {
   const n = options.maxResults;
   if (!Number.isInteger(n) || n < 1 || n > 500)
     throw invalidInput('maxResults', 'must be an integer from 1 to 500');
+  for (const id of options.labelIds ?? []) checkId('labelIds', id);
 }
+
+/** messages.batchModify takes at most 1,000 ids per call (Google's reference for the method). */
+const BATCH_MODIFY_MAX = 1000;
+
+/** Gmail refuses a modify that changes nothing; say so before spending a request on it. */
+function checkChange(change: LabelChange): void {
+  if (change.add.length === 0 && change.remove.length === 0)
+    throw invalidInput('change', 'add or remove at least one label');
+  for (const id of change.add) checkId('add', id);
+  for (const id of change.remove) checkId('remove', id);
+  const removing = new Set(change.remove);
+  const both = change.add.filter((id) => removing.has(id));
+  if (both.length > 0) throw invalidInput('change', `${both.join(', ')} is both added and removed`);
+}
+
+function modifyBody(change: LabelChange): { addLabelIds: string[]; removeLabelIds: string[] } {
+  return { addLabelIds: [...change.add], removeLabelIds: [...change.remove] };
+}
+
+function labelBody(input: Partial<LabelInput>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (input.name !== undefined) body['name'] = input.name;
+  if (input.color !== undefined) body['color'] = { ...input.color };
+  return body;
+}
+
+const withSignal = (signal: AbortSignal | undefined): { signal?: AbortSignal } =>
+  signal === undefined ? {} : { signal };
 
 export class GmailMailbox implements Mailbox {
   readonly provider = 'gmail' as const;
@@ -140,6 +187,94 @@ export class GmailMailbox implements Mailbox {
     }
   }
 
+  async createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label> {
+    if (input.name.trim() === '') throw invalidInput('name', 'must not be empty');
+    // Visible in the label list and on messages, as a label made in Gmail's own UI would be.
+    const body = { ...labelBody(input), labelListVisibility: 'labelShow', messageListVisibility: 'show' };
+    return toLabel((await this.open().call('labels.create', { body, ...withSignal(signal) })) ?? {});
+  }
+
+  async updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label> {
+    checkId('id', id);
+    const body = labelBody(patch);
+    if (Object.keys(body).length === 0) throw invalidInput('patch', 'change the name or the color');
+    // patch, not update: update replaces the whole label and would reset what was not sent.
+    const res = await this.open().call('labels.patch', { params: { id }, body, ...withSignal(signal) });
+    return toLabel(res ?? {});
+  }
+
+  async deleteLabel(id: string, signal?: AbortSignal): Promise<void> {
+    checkId('id', id);
+    await this.open().call('labels.delete', { params: { id }, ...withSignal(signal) });
+  }
+
+  async modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> {
+    checkId('threadId', threadId);
+    checkChange(change);
+    const res = await this.open().call('threads.modify', {
+      params: { id: threadId },
+      body: modifyBody(change),
+      ...withSignal(signal),
+    });
+    return (res?.messages ?? []).map((m) => toMessageLabels(m, threadId));
+  }
+
+  async modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+    if (messageIds.length === 0) throw invalidInput('messageIds', 'at least one id is required');
+    if (messageIds.length > BATCH_MODIFY_MAX)
+      throw invalidInput(
+        'messageIds',
+        `at most ${BATCH_MODIFY_MAX} ids per call (Gmail's batchModify limit)`,
+      );
+    for (const id of messageIds) checkId('messageIds', id);
+    checkChange(change);
+    await this.open().call('messages.batchModify', {
+      body: { ids: [...messageIds], ...modifyBody(change) },
+      ...withSignal(signal),
+    });
+  }
+
+  async trashThread(threadId: string, signal?: AbortSignal): Promise<void> {
+    checkId('threadId', threadId);
+    await this.open().call('threads.trash', { params: { id: threadId }, ...withSignal(signal) });
+  }
+
+  async untrashThread(threadId: string, signal?: AbortSignal): Promise<void> {
+    checkId('threadId', threadId);
+    await this.open().call('threads.untrash', { params: { id: threadId }, ...withSignal(signal) });
+  }
+
+  async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {
+    checkId('messageId', messageId);
+    // minimal: ids and labels only, no headers or body (the cheapest read that has live labels).
+    const res = await this.open().call('messages.get', {
+      params: { id: messageId },
+      query: { format: 'minimal' },
+      ...withSignal(signal),
+    });
+    return toMessageLabels(res ?? {}, '');
+  }
+
+  // ---- filters (tier filters) and drafts (tier drafts): see filters-drafts.ts -----------------
+
+  async listFilters(signal?: AbortSignal): Promise<MailFilter[]> {
+    return filtersDrafts.listFilters(this.open(), signal);
+  }
+
+  async createFilter(input: FilterInput, signal?: AbortSignal): Promise<MailFilter> {
+    return filtersDrafts.createFilter(this.open(), input, signal);
+  }
+
+  async deleteFilter(id: string, signal?: AbortSignal): Promise<void> {
+    return filtersDrafts.deleteFilter(this.open(), id, signal);
+  }
+
+  async createDraft(input: DraftInput, signal?: AbortSignal): Promise<DraftRef> {
+    return filtersDrafts.createDraft(this.open(), input, signal);
+  }
+
+  // ---- end filters and drafts ------------------------------------------------------------------
+
   usage(): Usage {
     return this.client.usage();
   }
@@ -157,6 +292,7 @@ export class GmailMailbox implements Mailbox {
         maxResults: options.maxResults,
         pageToken: options.pageToken,
         includeSpamTrash: options.includeSpamTrash,
+        labelIds: options.labelIds,
       },
     };
     if (options.signal !== undefined) call.signal = options.signal;

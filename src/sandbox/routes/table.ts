@@ -1,4 +1,5 @@
 import { insufficientScope } from '../errors.js';
+import { draftRoutes } from './drafts.js';
 import { filterRoutes } from './filters.js';
 import { historyRoutes } from './history.js';
 import { labelRoutes } from './labels.js';
@@ -32,6 +33,7 @@ export const ROUTES: readonly Route[] = [
   ...threadRoutes,
   ...historyRoutes,
   ...filterRoutes,
+  ...draftRoutes,
 ];
 
 /** A malformed %-escape is an id no entity has, not a server error. */

@@ -1,0 +1,87 @@
+import { parseAllowedClients, serveHttp } from '../mcp/http.js';
+import type { Env } from '../store/config.js';
+import { buildRuntime, stderrLogger, VERSION } from './runtime.js';
+
+export interface HttpCommand {
+  demo: boolean;
+  env: Env;
+  /** --port, else PORT, else 8787. */
+  port?: string;
+  account?: string;
+}
+
+const DEFAULT_PORT = 8787;
+const LOOPBACK_BIND = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+function portOf(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_PORT;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`port must be 0..65535, not "${raw}"`);
+  return port;
+}
+
+/**
+ * `mailwarden http`: the same server over Streamable HTTP. Anyone who can reach the port could
+ * work the mailbox, so a bearer token is required unless the operator says otherwise in so many
+ * words (MAILWARDEN_ALLOW_NO_TOKEN=1).
+ */
+export async function runHttp(cmd: HttpCommand): Promise<void> {
+  const env = cmd.env;
+  const token = env['MAILWARDEN_TOKEN']?.trim() ?? '';
+  if (token === '' && env['MAILWARDEN_ALLOW_NO_TOKEN'] !== '1') {
+    throw new Error(
+      'MAILWARDEN_TOKEN is not set. HTTP clients must send it as "Authorization: Bearer <token>"; ' +
+        'set it (for example `export MAILWARDEN_TOKEN=$(openssl rand -hex 32)`), or set ' +
+        'MAILWARDEN_ALLOW_NO_TOKEN=1 to serve without one.',
+    );
+  }
+  const port = portOf(cmd.port ?? env['PORT']);
+  const host = env['MAILWARDEN_HOST']?.trim() || '127.0.0.1';
+  const allowedHosts = (env['MAILWARDEN_ALLOWED_HOSTS'] ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  const clients = env['MAILWARDEN_ALLOWED_CLIENTS'];
+  const allowedClients =
+    clients === undefined || clients.trim() === '' ? undefined : parseAllowedClients(clients);
+
+  const built = await buildRuntime({ demo: cmd.demo, env, ...(cmd.account ? { account: cmd.account } : {}) });
+  let server;
+  try {
+    server = await serveHttp(built.runtime, {
+      host,
+      port,
+      token: token === '' ? undefined : token,
+      allowedHosts,
+      allowedClients,
+    });
+  } catch (e) {
+    await built.close();
+    throw e;
+  }
+  if (token === '') stderrLogger.warn('serving without a bearer token (MAILWARDEN_ALLOW_NO_TOKEN=1)');
+  else if (token.length < 32)
+    stderrLogger.warn('MAILWARDEN_TOKEN is short; use 32 or more random characters');
+  if (!LOOPBACK_BIND.test(host) && allowedClients === undefined)
+    stderrLogger.warn('listening beyond loopback with no MAILWARDEN_ALLOWED_CLIENTS', { host });
+  if (built.sandbox) stderrLogger.info('serving the sandbox mailbox', { sandbox: built.sandbox.url });
+  console.error(`mailwarden ${VERSION}: MCP over Streamable HTTP at ${server.url}`);
+
+  const open = server;
+  let closing = false;
+  const shutdown = (): void => {
+    // A second signal means "now".
+    if (closing) process.exit(1);
+    closing = true;
+    void open
+      .close()
+      .then(() => built.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}

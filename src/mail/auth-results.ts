@@ -1,0 +1,250 @@
+/**
+ * Sender authentication as the receiving server judged it, read from Authentication-Results
+ * (RFC 8601). Only the report our own border MTA wrote is believed: RFC 8601 §5 has the MTA
+ * that adds the header place it at the top, and §7.1 warns that any copy further down, even one
+ * claiming our authserv-id, may have been written by the sender. So exactly one report is read —
+ * the TOPMOST one whose authserv-id is the trusted id — and every other report is only counted.
+ * Nothing here verifies a signature; mailwarden reports what the receiving server concluded.
+ */
+import { parseAddressList } from './headers.js';
+import { decodeDomain, domainOfAddress, isDomainName, relaxedAligned } from './domains.js';
+import type { Header } from './types.js';
+
+/** The authserv-id Gmail's MX writes (an IMAP account will configure its own). */
+export const GMAIL_AUTHSERV_ID = 'mx.google.com';
+
+/**
+ * Result names registered for each method (RFC 8601 §2.7.1–2.7.2, RFC 7489 §11.2). A result
+ * outside its list is reported as `unknown`: a verdict field can only ever hold one of these
+ * tokens, never text the sender managed to put there.
+ */
+export const DKIM_RESULTS = ['pass', 'fail', 'neutral', 'none', 'policy', 'temperror', 'permerror'] as const;
+export const SPF_RESULTS = [
+  'pass',
+  'fail',
+  'softfail',
+  'neutral',
+  'none',
+  'policy',
+  'temperror',
+  'permerror',
+] as const;
+export const DMARC_RESULTS = ['pass', 'fail', 'none', 'temperror', 'permerror'] as const;
+
+export type DkimResult = (typeof DKIM_RESULTS)[number] | 'unknown';
+export type SpfResult = (typeof SPF_RESULTS)[number] | 'unknown';
+export type DmarcResult = (typeof DMARC_RESULTS)[number] | 'unknown';
+
+export interface Authentication {
+  /** No report by the trusted authserv-id: nothing was checked, which is never "passed". */
+  unchecked?: true;
+  /** The trusted authserv-id whose report was read. */
+  authservId?: string;
+  spf?: SpfResult;
+  dkim?: DkimResult;
+  dmarc?: DmarcResult;
+  /** SPF's smtp.mailfrom domain. */
+  mailedBy?: string;
+  /** header.d (else header.i's domain) of the passing DKIM signature. */
+  signedBy?: string;
+  /** Relaxed alignment (RFC 7489 §3.1.1) of signedBy with headerFrom; only when DKIM passed. */
+  dkimAligned?: boolean;
+  /** Other results the same report gave for a method (e.g. a second, failing signature). */
+  alsoReported?: { spf?: SpfResult[]; dkim?: DkimResult[]; dmarc?: DmarcResult[] };
+  /** The From header's domain. */
+  headerFrom?: string;
+  /** The Return-Path's domain (absent for the null sender <>). */
+  returnPath?: string;
+  /** Authentication-Results headers that were not read (other authserv-ids, or lower down). */
+  otherReports: number;
+}
+
+interface ResInfo {
+  method: string;
+  result: string;
+  props: Map<string, string>;
+}
+
+interface Report {
+  authservId: string;
+  results: ResInfo[];
+}
+
+/** Removes RFC 5322 comments (nested, backslash-escaped) outside quoted strings. */
+function stripComments(s: string): string {
+  let out = '';
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '\\' && i + 1 < s.length) {
+      if (depth === 0) out += c + s[i + 1];
+      i++;
+    } else if (quoted) {
+      out += c;
+      if (c === '"') quoted = false;
+    } else if (c === '(') {
+      depth++;
+    } else if (c === ')' && depth > 0) {
+      if (--depth === 0) out += ' ';
+    } else if (depth === 0) {
+      if (c === '"') quoted = true;
+      out += c;
+    }
+  }
+  return out;
+}
+
+/** Words, "=" and quoted strings (unquoted), splitting resinfo at ";" outside quotes. */
+function tokenize(s: string): string[][] {
+  const segments: string[][] = [[]];
+  // A quoted local part keeps its domain: smtp.mailfrom="a;b"@example.com is one value.
+  const re = /"((?:[^"\\]|\\.)*)"([^\s;="]*)|(;)|(=)|([^\s;="]+)/g;
+  for (const m of s.matchAll(re)) {
+    const current = segments[segments.length - 1] as string[];
+    if (m[1] !== undefined) current.push(`"${m[1].replace(/\\(.)/g, '$1')}${m[2] ?? ''}`);
+    else if (m[3] !== undefined) segments.push([]);
+    else current.push(m[4] ?? m[5] ?? '');
+  }
+  return segments;
+}
+
+/** A token without its quote marker. */
+const bare = (t: string | undefined): string => (t === undefined ? '' : t.startsWith('"') ? t.slice(1) : t);
+
+/**
+ * RFC 8601 §2.2: `authserv-id [version] ; method[/version]=result [reason=…] [ptype.prop=value…]`.
+ * Property names ("header . d" may carry CFWS around the dot) are joined and lower-cased.
+ */
+export function parseAuthResults(value: string): Report {
+  const [head = [], ...resinfos] = tokenize(stripComments(value.replace(/\r?\n/g, ' ')));
+  const results: ResInfo[] = [];
+  for (const seg of resinfos) {
+    const eq = seg.indexOf('=');
+    if (eq < 1) continue; // "none" (no-result) or junk
+    const method = seg.slice(0, eq).join('').replace(/\/.*$/, '').toLowerCase();
+    const result = bare(seg[eq + 1]).toLowerCase();
+    const props = new Map<string, string>();
+    let words: string[] = [];
+    for (let i = eq + 2; i < seg.length; i++) {
+      const t = seg[i] as string;
+      if (t !== '=') {
+        words.push(bare(t));
+        continue;
+      }
+      // The property is the dotted name just before "=", CFWS around the dot allowed.
+      const name = /([a-z0-9_-]+(?:\.[a-z0-9_-]+)?)$/.exec(words.join('').toLowerCase())?.[1];
+      if (name !== undefined && !props.has(name)) props.set(name, bare(seg[i + 1]));
+      words = [];
+      i++;
+    }
+    results.push({ method, result, props });
+  }
+  return { authservId: bare(head[0]).toLowerCase(), results };
+}
+
+function token<T extends string>(list: readonly T[], raw: string): T | 'unknown' {
+  return (list as readonly string[]).includes(raw) ? (raw as T) : 'unknown';
+}
+
+/** RFC 5451 §2.4.3 called SPF's "fail" "hardfail"; older verifiers still write it. */
+const spfToken = (raw: string): SpfResult => token(SPF_RESULTS, raw === 'hardfail' ? 'fail' : raw);
+
+/** "user@dom", "@dom" or "dom" → normalised domain, or undefined when it is not a domain name. */
+function domainOfIdentity(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const d = value.includes('@') ? domainOfAddress(value) : decodeDomain(value).unicode;
+  return d !== '' && isDomainName(d) ? d : undefined;
+}
+
+function others<T extends string>(all: T[], primary: T): T[] | undefined {
+  const rest = [...new Set(all)].filter((r) => r !== primary);
+  return rest.length ? rest : undefined;
+}
+
+/**
+ * SPF and DMARC are evaluated once per message, so two different results for them in one report
+ * are a contradiction: the least favourable one is reported (any non-pass beats pass).
+ */
+function leastFavourable<T extends string>(all: T[]): T | undefined {
+  return all.find((r) => r !== 'pass') ?? all[0];
+}
+
+function fromDomain(headers: readonly Header[]): string | undefined {
+  const from = headers.find((h) => h.name.toLowerCase() === 'from');
+  const first = from ? parseAddressList(from.value)[0] : undefined;
+  return domainOfIdentity(first?.address);
+}
+
+function returnPathDomain(headers: readonly Header[]): string | undefined {
+  const rp = headers.find((h) => h.name.toLowerCase() === 'return-path');
+  if (!rp) return undefined;
+  const m = /<([^>]*)>/.exec(rp.value);
+  return domainOfIdentity((m ? m[1] : rp.value)?.trim());
+}
+
+/**
+ * Reads the message's authentication as `trustedAuthservId` reported it. Without a trusted id
+ * (a provider that has none configured) or without its report, the answer is `unchecked`.
+ */
+export function readAuthentication(headers: readonly Header[], trustedAuthservId?: string): Authentication {
+  // Raw values, not RFC 2047-decoded: an encoded-word must not be able to add a ";" to a report.
+  const reports = headers
+    .filter((h) => h.name.toLowerCase() === 'authentication-results')
+    .map((h) => h.value);
+  const headerFrom = fromDomain(headers);
+  const returnPath = returnPathDomain(headers);
+  const trusted = trustedAuthservId?.toLowerCase();
+  const parsed = trusted === undefined ? [] : reports.map(parseAuthResults);
+  const report = parsed.find((r) => r.authservId === trusted);
+  const base: Authentication = { otherReports: reports.length - (report ? 1 : 0) };
+  if (headerFrom !== undefined) base.headerFrom = headerFrom;
+  if (returnPath !== undefined) base.returnPath = returnPath;
+  if (!report || trustedAuthservId === undefined) return { unchecked: true, ...base };
+
+  const of = (method: string): ResInfo[] => report.results.filter((r) => r.method === method);
+  const spfs = of('spf');
+  const dkims = of('dkim');
+  const dmarcs = of('dmarc');
+  const out: Authentication = { authservId: trustedAuthservId, ...base };
+  const also: NonNullable<Authentication['alsoReported']> = {};
+
+  const spfAll = spfs.map((r) => spfToken(r.result));
+  const spf = leastFavourable(spfAll);
+  if (spf !== undefined) {
+    out.spf = spf;
+    const mailedBy = domainOfIdentity(spfs[0]?.props.get('smtp.mailfrom'));
+    if (mailedBy !== undefined) out.mailedBy = mailedBy;
+    const rest = others(spfAll, spf);
+    if (rest) also.spf = rest;
+  }
+
+  const dkimAll = dkims.map((r) => token(DKIM_RESULTS, r.result));
+  // One valid signature is enough (RFC 6376 §6.1, RFC 7489 §4.2), so any pass wins.
+  const dkim = dkimAll.includes('pass') ? 'pass' : dkimAll[0];
+  if (dkim !== undefined) {
+    out.dkim = dkim;
+    const rest = others(dkimAll, dkim);
+    if (rest) also.dkim = rest;
+  }
+  if (dkim === 'pass') {
+    const signers = dkims
+      .filter((r) => token(DKIM_RESULTS, r.result) === 'pass')
+      .map((r) => domainOfIdentity(r.props.get('header.d')) ?? domainOfIdentity(r.props.get('header.i')))
+      .filter((d): d is string => d !== undefined);
+    const aligned = headerFrom === undefined ? undefined : signers.find((d) => relaxedAligned(d, headerFrom));
+    const signedBy = aligned ?? signers[0];
+    if (signedBy !== undefined) out.signedBy = signedBy;
+    out.dkimAligned = aligned !== undefined;
+  }
+
+  const dmarcAll = dmarcs.map((r) => token(DMARC_RESULTS, r.result));
+  const dmarc = leastFavourable(dmarcAll);
+  if (dmarc !== undefined) {
+    out.dmarc = dmarc;
+    const rest = others(dmarcAll, dmarc);
+    if (rest) also.dmarc = rest;
+  }
+  if (Object.keys(also).length) out.alsoReported = also;
+  return out;
+}

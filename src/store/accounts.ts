@@ -1,0 +1,283 @@
+import { readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MailError, invalidInput } from '../mail/errors.js';
+import { TIERS } from '../policy/tiers.js';
+import type { Tier } from '../policy/tiers.js';
+import { writeFileAtomic } from './atomic.js';
+import { configDir, tokenPath } from './config.js';
+import type { Env } from './config.js';
+
+/**
+ * The accounts one server may serve: `accounts.json` in the config dir,
+ * `{"accounts": [{name, alias?, address?, provider, tiers, default, added}]}`. It names
+ * accounts and the tiers each allows; it never holds a secret (tokens stay in tokens/<name>.json).
+ */
+
+export interface AccountEntry {
+  /** Lower-cased; also the token file's name, so one name is one token. */
+  name: string;
+  alias?: string;
+  /** The mailbox address, once known (from the token file or the provider's profile). */
+  address?: string;
+  provider: 'gmail';
+  /** The tiers tool calls against this account may use (intersected with the server's tiers). */
+  tiers: Tier[];
+  default: boolean;
+  /** ISO 8601; absent only for the implicit account of a server without accounts.json. */
+  added?: string;
+}
+
+/** Tiers that make sense per account; `accounts` governs the registry itself, not a mailbox. */
+const ACCOUNT_TIERS: readonly Tier[] = TIERS.filter((t) => t !== 'accounts');
+
+/** What `account: "all"` means in a tool call, so no account or alias may be called that. */
+export const ALL_ACCOUNTS = 'all';
+
+/** Same rule as config.accountName: the name becomes a file name, so no dots first, no slashes. */
+const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * Google offers no way to revoke a grant that mailwarden's egress checkpoint allows (the
+ * allowlist has no revoke endpoint, and widening it is a decision for the checkpoint's owners),
+ * so removal is local and says how to finish it at Google.
+ */
+export const REVOKE_NOTE =
+  'The grant was not revoked at Google (mailwarden\'s egress checkpoint allows no revoke endpoint); remove "mailwarden" at https://myaccount.google.com/permissions to revoke it.';
+
+export function accountsPath(env: Env): string {
+  return join(configDir(env), 'accounts.json');
+}
+
+export function checkName(value: string, field: string): string {
+  const name = value.trim().toLowerCase();
+  if (!NAME.test(name))
+    throw invalidInput(field, `"${value}" is not a valid name (letters, digits, . _ -; up to 64)`);
+  if (name === ALL_ACCOUNTS)
+    throw invalidInput(field, `"${ALL_ACCOUNTS}" is reserved: it means every account`);
+  return name;
+}
+
+export function parseTiers(value: readonly string[] | string, field: string): Tier[] {
+  const parts = typeof value === 'string' ? value.split(',') : value;
+  const out = new Set<Tier>(['read']);
+  for (const raw of parts) {
+    const t = raw.trim().toLowerCase();
+    if (t === '') continue;
+    if (!(ACCOUNT_TIERS as readonly string[]).includes(t))
+      throw invalidInput(field, `unknown tier "${t}"; allowed: ${ACCOUNT_TIERS.join(', ')}`);
+    out.add(t as Tier);
+  }
+  return ACCOUNT_TIERS.filter((t) => out.has(t));
+}
+
+function bad(path: string, problem: string): MailError {
+  return new MailError(
+    'invalid_input',
+    `${path}: ${problem}. Fix or delete the file (\`mailwarden accounts\`).`,
+    {
+      field: 'accounts.json',
+    },
+  );
+}
+
+function parseEntry(path: string, raw: unknown, i: number): AccountEntry {
+  if (raw === null || typeof raw !== 'object') throw bad(path, `accounts[${i}] is not an object`);
+  const o = raw as Record<string, unknown>;
+  const str = (k: string): string | undefined => {
+    const v = o[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw bad(path, `accounts[${i}].${k} is not a string`);
+    return v;
+  };
+  const wrap = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      throw bad(path, `accounts[${i}]: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const name = wrap(() => checkName(str('name') ?? '', 'name'));
+  const alias = str('alias');
+  const address = str('address');
+  const added = str('added');
+  const provider = str('provider') ?? 'gmail';
+  if (provider !== 'gmail') throw bad(path, `accounts[${i}].provider "${provider}" is not supported (gmail)`);
+  const tiersRaw = o['tiers'];
+  if (tiersRaw !== undefined && !Array.isArray(tiersRaw))
+    throw bad(path, `accounts[${i}].tiers is not a list`);
+  const tiers = wrap(() => parseTiers((tiersRaw ?? ['read']) as string[], 'tiers'));
+  const entry: AccountEntry = { name, provider, tiers, default: o['default'] === true };
+  if (alias !== undefined && alias !== '') entry.alias = wrap(() => checkName(alias, 'alias'));
+  if (address !== undefined && address !== '') entry.address = address.trim();
+  if (added !== undefined) entry.added = added;
+  return entry;
+}
+
+/** Exactly one default whenever there are accounts: the first marked one, else the first. */
+function normaliseDefault(list: AccountEntry[]): AccountEntry[] {
+  const i = Math.max(
+    0,
+    list.findIndex((a) => a.default),
+  );
+  return list.map((a, j) => ({ ...a, default: j === i }));
+}
+
+function checkUnique(list: readonly AccountEntry[], onClash: (problem: string) => MailError): void {
+  const seen = new Map<string, string>();
+  for (const a of list) {
+    const keys = a.alias === undefined || a.alias === a.name ? [a.name] : [a.name, a.alias];
+    for (const key of keys) {
+      const owner = seen.get(key);
+      if (owner !== undefined)
+        throw onClash(
+          owner === a.name
+            ? `account "${a.name}" is listed twice`
+            : `"${key}" names both account "${owner}" and account "${a.name}"`,
+        );
+      seen.set(key, a.name);
+    }
+  }
+}
+
+/** The registered accounts; none when the file does not exist (a single-account setup). */
+export async function readAccounts(env: Env): Promise<AccountEntry[]> {
+  const path = accountsPath(env);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new MailError('internal_error', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw bad(path, 'is not valid JSON');
+  }
+  const list = (json as { accounts?: unknown } | null)?.accounts;
+  if (!Array.isArray(list)) throw bad(path, 'has no "accounts" list');
+  const entries = list.map((raw, i) => parseEntry(path, raw, i));
+  checkUnique(entries, (p) => bad(path, p));
+  return normaliseDefault(entries);
+}
+
+/** Replaced whole (never torn for a concurrent reader); 0600 like the token files beside it. */
+export async function writeAccounts(env: Env, list: readonly AccountEntry[]): Promise<void> {
+  await writeFileAtomic(accountsPath(env), `${JSON.stringify({ accounts: list }, null, 2)}\n`);
+}
+
+/** An account by name, alias or address (case-insensitive). */
+export function findAccount<T extends Pick<AccountEntry, 'name' | 'alias' | 'address'>>(
+  list: readonly T[],
+  ref: string,
+): T | undefined {
+  const key = ref.trim().toLowerCase();
+  return (
+    list.find((a) => a.name === key) ??
+    list.find((a) => a.alias === key) ??
+    list.find((a) => a.address !== undefined && a.address.toLowerCase() === key)
+  );
+}
+
+/**
+ * What the account tools see (src/tools/accounts.ts). The runtime implements it, so a server
+ * pinned to one account, or serving the demo, can refuse changes with its own reason.
+ */
+export interface AccountRegistry {
+  /** The accounts this server serves, default first-class: never a token. */
+  list(): Promise<AccountEntry[]>;
+  /** Registers an account whose token already exists (`mailwarden auth --account NAME`). */
+  add(input: NewAccount): Promise<AccountEntry>;
+  remove(ref: string): Promise<RemovedAccount>;
+}
+
+export interface NewAccount {
+  name: string;
+  alias?: string;
+  address?: string;
+  tiers?: readonly string[] | string;
+  makeDefault?: boolean;
+}
+
+export async function addAccount(env: Env, input: NewAccount, now: Date = new Date()): Promise<AccountEntry> {
+  const list = await readAccounts(env);
+  const name = checkName(input.name, 'name');
+  const entry: AccountEntry = {
+    name,
+    provider: 'gmail',
+    tiers: parseTiers(input.tiers ?? ['read', 'manage'], 'tiers'),
+    default: input.makeDefault === true || list.length === 0,
+    added: now.toISOString(),
+  };
+  if (input.alias !== undefined && input.alias !== '') entry.alias = checkName(input.alias, 'alias');
+  if (input.address !== undefined && input.address !== '') entry.address = input.address.trim();
+  const taken = (key: string): string | undefined =>
+    list.find((a) => a.name === key || a.alias === key)?.name;
+  const byName = taken(name);
+  if (byName !== undefined) throw invalidInput('name', `"${name}" already names account "${byName}"`);
+  const byAlias = entry.alias === undefined ? undefined : taken(entry.alias);
+  if (byAlias !== undefined)
+    throw invalidInput('alias', `"${entry.alias}" already names account "${byAlias}"`);
+  await writeAccounts(env, [...list.map((a) => (entry.default ? { ...a, default: false } : a)), entry]);
+  return entry;
+}
+
+export async function setDefaultAccount(env: Env, ref: string): Promise<AccountEntry> {
+  const list = await readAccounts(env);
+  const found = findAccount(list, ref);
+  if (found === undefined) throw notRegistered(list, ref);
+  await writeAccounts(
+    env,
+    list.map((a) => ({ ...a, default: a.name === found.name })),
+  );
+  return { ...found, default: true };
+}
+
+export interface RemovedAccount {
+  /** The registry entry, when there was one. */
+  removed?: AccountEntry;
+  /** The account that is the default now, if the removed one was. */
+  newDefault?: string;
+  tokenDeleted: boolean;
+  /** Always false today: see REVOKE_NOTE. */
+  revoked: false;
+  note: string;
+}
+
+/**
+ * Deletes the entry and the token file, whatever else fails: a user removing an account wants
+ * its credentials gone from this machine. A name with a token file but no entry (the implicit
+ * single account) is removable too.
+ */
+export async function removeAccount(env: Env, ref: string): Promise<RemovedAccount> {
+  const list = await readAccounts(env);
+  const found = findAccount(list, ref);
+  const name = found?.name ?? checkName(ref, 'name');
+  const token = tokenPath(env, name);
+  const tokenExisted = await stat(token).then(
+    () => true,
+    () => false,
+  );
+  if (found === undefined && !tokenExisted) throw notRegistered(list, ref);
+  const out: RemovedAccount = { tokenDeleted: false, revoked: false, note: REVOKE_NOTE };
+  if (found !== undefined) {
+    const rest = list.filter((a) => a.name !== found.name);
+    const next = found.default && rest.length > 0 ? normaliseDefault(rest) : rest;
+    await writeAccounts(env, next);
+    out.removed = found;
+    const promoted = found.default ? next.find((a) => a.default) : undefined;
+    if (promoted !== undefined) out.newDefault = promoted.name;
+  }
+  await rm(token, { force: true });
+  out.tokenDeleted = tokenExisted;
+  return out;
+}
+
+export function notRegistered(list: readonly AccountEntry[], ref: string): MailError {
+  const known = list.map((a) => a.name).join(', ');
+  return new MailError(
+    'not_found',
+    `no account "${ref}"${known === '' ? ' (no accounts are registered)' : `; registered: ${known}`}`,
+  );
+}

@@ -1,0 +1,244 @@
+import { z } from 'zod';
+import { DEFAULT_LIMITS, MiB, SKIP_REASONS } from '../mail/archive/limits.js';
+import type { LocatedAttachment } from '../mail/archive/locate.js';
+import { invalidInput, MailError } from '../mail/errors.js';
+import type { MailThread } from '../mail/types.js';
+import { resolveDownloadDir } from '../store/downloads.js';
+import { defineTool } from './define.js';
+import type { ToolContext } from './define.js';
+
+/** Attachments download_attachment will hold in memory to save (Gmail accepts 25 MB per message). */
+const MAX_DOWNLOAD_BYTES = 64 * MiB;
+
+const which = {
+  threadId: z.string().min(1).max(100).optional(),
+  messageId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('needed with partId when the thread has several messages'),
+  partId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("get_thread's attachments[].partId: stable, preferred"),
+  attachmentId: z.string().min(1).max(4000).optional().describe("get_thread's attachments[].attachmentId"),
+  filename: z.string().min(1).max(1000).optional().describe('exact attachment filename, when unambiguous'),
+};
+
+interface Which {
+  threadId?: string | undefined;
+  messageId?: string | undefined;
+  partId?: string | undefined;
+  attachmentId?: string | undefined;
+  filename?: string | undefined;
+}
+
+interface Fetched {
+  thread: MailThread;
+  found: LocatedAttachment;
+  bytes: Uint8Array;
+  filename: string;
+}
+
+/** Finds the attachment and fetches its bytes, refusing before the fetch when it is too big. */
+async function fetchAttachment(
+  ctx: ToolContext,
+  args: Which,
+  maxBytes: number,
+  hint: string,
+): Promise<Fetched> {
+  if (args.threadId === undefined && args.messageId === undefined)
+    throw invalidInput('threadId', 'give threadId or messageId');
+  if (args.partId === undefined && args.attachmentId === undefined && args.filename === undefined)
+    throw invalidInput('partId', 'name the attachment by partId, attachmentId or filename');
+  const { locateAttachment } = await import('../mail/archive/locate.js');
+  const threadId =
+    args.threadId ?? (await ctx.mailbox.getMessageLabels(args.messageId as string, ctx.signal)).threadId;
+  const thread = await ctx.mailbox.getThread(threadId, { format: 'full', signal: ctx.signal });
+  const sel: Parameters<typeof locateAttachment>[1] = {};
+  for (const k of ['messageId', 'partId', 'attachmentId', 'filename'] as const) {
+    const v = args[k];
+    if (v !== undefined) sel[k] = v;
+  }
+  const found = locateAttachment(thread, sel);
+  const tooBig = (n: number): MailError =>
+    new MailError(
+      'unsupported',
+      `the attachment is ${(n / MiB).toFixed(1)} MiB; ${hint} (limit ${maxBytes / MiB} MiB)`,
+    );
+  // Checked against the size the provider declares before a byte is fetched, and again after.
+  if ((found.meta?.size ?? 0) > maxBytes) throw tooBig(found.meta?.size ?? 0);
+  const id = found.node?.body === undefined ? (found.node?.attachmentId ?? found.attachmentId) : undefined;
+  const bytes =
+    found.node?.body ??
+    (id === undefined
+      ? new Uint8Array(0)
+      : await ctx.mailbox.getAttachment(found.message.id, id, ctx.signal));
+  if (bytes.byteLength > maxBytes) throw tooBig(bytes.byteLength);
+  return { thread, found, bytes, filename: found.meta?.filename ?? '' };
+}
+
+const textEntry = z.object({
+  name: z.string().describe('fenced'),
+  size: z.number().describe('bytes, decompressed'),
+  charset: z.enum(['utf-8', 'utf-16le', 'utf-16be', 'windows-1252']),
+  guessedCharset: z.boolean().describe('true: not UTF-8 and no BOM, read as windows-1252'),
+  chars: z.number().describe('characters of text in the whole entry'),
+  from: z.number().optional().describe('where in the entry this page starts'),
+  text: z.string().optional().describe('fenced; present for entries on this page'),
+});
+
+export const readAttachment = defineTool({
+  name: 'read_attachment',
+  title: 'Read an attachment as text',
+  tier: 'read',
+  access: 'read',
+  description:
+    'Text of an attachment: plain text (txt, csv, json, xml, ics, log…), gzip, and the entries of a zip. The format is judged by the bytes, never by name or declared type; non-UTF-8 text is read as windows-1252 and marked guessedCharset. Limits: 5 MiB per entry decompressed, 20 MiB per archive, 50 entries; sizes that lie are caught while inflating. Binary, encrypted, oversize and nested-archive entries are listed in skipped with the reason; a binary attachment is refused (download_attachment saves it). Pages of maxChars across entries: pass nextOffset as offset. list: entry names and sizes only. entry: a name or glob (*, ?, **). Nothing is written to disk.',
+  input: z.strictObject({
+    ...which,
+    list: z.boolean().default(false).describe('only list the entries (nothing is decompressed)'),
+    entry: z.string().min(1).max(500).optional().describe('zip entry name or glob, e.g. "*.xml"'),
+    offset: z.number().int().min(0).default(0).describe('character offset across entries (nextOffset)'),
+    maxChars: z.number().int().min(1000).max(100_000).default(30_000),
+  }),
+  output: z.object({
+    threadId: z.string(),
+    messageId: z.string(),
+    partId: z.string().optional(),
+    filename: z.string().describe('fenced'),
+    mimeType: z.string().describe('as declared by the sender; not used to judge the format'),
+    size: z.number(),
+    format: z.enum(['text', 'gzip', 'zip']),
+    detected: z.string().describe('what the bytes are, by signature'),
+    entries: z.array(textEntry),
+    skipped: z.array(
+      z.object({
+        name: z.string().describe('fenced'),
+        size: z.number(),
+        reason: z.enum(SKIP_REASONS),
+        detail: z.string().optional(),
+      }),
+    ),
+    listing: z
+      .array(
+        z.object({
+          name: z.string().describe('fenced'),
+          size: z.number().describe('declared'),
+          compressedSize: z.number().optional(),
+          encrypted: z.boolean().optional(),
+        }),
+      )
+      .optional(),
+    notSelectedNames: z.array(z.string()).optional().describe('entries the entry pattern left out, fenced'),
+    omittedEntries: z.number().optional().describe('entries past the 50-entry limit, not read'),
+    totalChars: z.number(),
+    offset: z.number(),
+    nextOffset: z.number().optional(),
+  }),
+  async handle(ctx, args) {
+    const got = await fetchAttachment(
+      ctx,
+      args,
+      DEFAULT_LIMITS.archiveBytes,
+      'read_attachment reads attachments up to 20 MiB; download_attachment saves larger ones',
+    );
+    const [{ readAttachmentText }, { storeDecompressors }] = await Promise.all([
+      import('../mail/archive/read.js'),
+      import('../store/zip.js'),
+    ]);
+    const read = await readAttachmentText(
+      got.bytes,
+      {
+        name: got.filename || 'attachment',
+        list: args.list,
+        ...(args.entry === undefined ? {} : { entry: args.entry }),
+        offset: args.offset,
+        maxChars: args.maxChars,
+        limits: DEFAULT_LIMITS,
+      },
+      storeDecompressors,
+    );
+    const f = ctx.fence;
+    return {
+      threadId: got.thread.id,
+      messageId: got.found.message.id,
+      ...(got.found.meta ? { partId: got.found.meta.partId } : {}),
+      filename: f.wrap(got.filename),
+      mimeType: got.found.meta?.mimeType ?? '',
+      size: got.bytes.byteLength,
+      ...read,
+      entries: read.entries.map((e) => ({
+        ...e,
+        name: f.wrap(e.name),
+        ...(e.text === undefined ? {} : { text: f.wrap(e.text) }),
+      })),
+      skipped: read.skipped.map((s) => ({ ...s, name: f.wrap(s.name) })),
+      ...(read.listing ? { listing: read.listing.map((l) => ({ ...l, name: f.wrap(l.name) })) } : {}),
+      ...(read.notSelectedNames ? { notSelectedNames: read.notSelectedNames.map((n) => f.wrap(n)) } : {}),
+    };
+  },
+});
+
+export const downloadAttachment = defineTool({
+  name: 'download_attachment',
+  title: 'Save an attachment to the download directory',
+  tier: 'manage',
+  access: 'write',
+  description:
+    'Save an attachment\'s bytes as a file inside MAILWARDEN_DOWNLOAD_DIR (refused when it is not set). The name comes from the attachment (or saveAs), made safe: one path segment, no control or bidi characters, length-capped. An existing file is never overwritten: "name (1).ext" is used instead. Files are created 0600 and every save goes to the action log.',
+  input: z.strictObject({
+    ...which,
+    saveAs: z.string().min(1).max(255).optional().describe('file name to use instead of the attachment name'),
+  }),
+  output: z.object({
+    threadId: z.string(),
+    messageId: z.string(),
+    partId: z.string().optional(),
+    filename: z.string().describe("the attachment's own name, fenced"),
+    savedAs: z.string().describe('file name written, fenced'),
+    path: z.string().describe('fenced'),
+    directory: z.string().describe('MAILWARDEN_DOWNLOAD_DIR, resolved'),
+    bytes: z.number(),
+    sha256: z.string(),
+    detected: z.string().describe('what the bytes are, by signature'),
+    renamed: z.boolean().describe('the name was taken, so a numeric suffix was added'),
+  }),
+  async handle(ctx, args) {
+    // Before any quota is spent: a call that cannot write should fail at once.
+    await resolveDownloadDir(ctx.downloads?.configured);
+    const downloads = ctx.downloads;
+    if (downloads === undefined) throw new MailError('internal_error', 'no download seam');
+    const got = await fetchAttachment(ctx, args, MAX_DOWNLOAD_BYTES, 'too big to save through mailwarden');
+    const { sniff } = await import('../mail/archive/sniff.js');
+    const s = sniff(got.bytes);
+    const partId = got.found.meta?.partId;
+    const saved = await downloads.save({
+      name: args.saveAs ?? got.filename,
+      fallbackName: `attachment-${got.found.message.id}-${partId ?? 'part'}.bin`,
+      data: got.bytes,
+      account: ctx.mailbox.account,
+      op: 'saveAttachment',
+      threadIds: [got.thread.id],
+      messageIds: [got.found.message.id],
+      detail: { ...(partId === undefined ? {} : { partId }), detected: s.what },
+    });
+    const f = ctx.fence;
+    return {
+      threadId: got.thread.id,
+      messageId: got.found.message.id,
+      ...(partId === undefined ? {} : { partId }),
+      filename: f.wrap(got.filename),
+      savedAs: f.wrap(saved.fileName),
+      path: f.wrap(saved.path),
+      directory: saved.directory,
+      bytes: saved.bytes,
+      sha256: saved.sha256,
+      detected: s.what,
+      renamed: saved.renamed,
+    };
+  },
+});

@@ -1,0 +1,279 @@
+import { z } from 'zod';
+import { mapBounded } from '../../mail/async.js';
+import { buildUndoPlan, changeKey, restrictPlan } from '../../mail/bulk-plan.js';
+import type { UndoPlan } from '../../mail/bulk-plan.js';
+import { invalidInput } from '../../mail/errors.js';
+import { labelStatePredicates, parseQuery } from '../../mail/query.js';
+import type { MessageRef } from '../../mail/types.js';
+import type { LabelChange } from '../../providers/mailbox.js';
+import type { ToolContext } from '../define.js';
+import { defineTool } from '../define.js';
+import { labelRef, materialize, ref, resolveChange } from '../labels.js';
+import { mailReaders } from '../lazy.js';
+import { usage } from '../search.js';
+import { chunkReport, runChunks } from './chunks.js';
+import { listMessages } from './listing.js';
+import { checkPreview, consumePreview, issuePreview } from './preview-tokens.js';
+import { preWriteReads } from './reads.js';
+import { undoPlanSchema } from './undo.js';
+import { ID_SAMPLE, verifiedSchema, verifyChange } from './verify.js';
+
+const MAX_MESSAGES = 100_000;
+const SAMPLES = 3;
+
+const labelList = z.array(z.string().min(1).max(300)).max(50);
+
+const sample = z.object({
+  messageId: z.string(),
+  threadId: z.string(),
+  subject: z.string().describe('fenced mail text'),
+  from: z.string().describe('fenced mail text'),
+  date: z.string(),
+});
+
+/** A few matched messages to show a person before they confirm (3 thread reads, 30 units). */
+async function samplesOf(
+  ctx: ToolContext,
+  refs: readonly MessageRef[],
+): Promise<Array<z.input<typeof sample>>> {
+  const { dateOf, header } = await mailReaders();
+  const picks: MessageRef[] = [];
+  for (const r of refs) {
+    if (picks.length === SAMPLES) break;
+    if (!picks.some((p) => p.threadId === r.threadId)) picks.push(r);
+  }
+  const out = await mapBounded(picks, SAMPLES, async (r) => {
+    try {
+      const t = await ctx.mailbox.getThread(r.threadId, {
+        format: 'metadata',
+        metadataHeaders: ['Subject', 'From'],
+        signal: ctx.signal,
+      });
+      const m = t.messages.find((x) => x.id === r.id) ?? t.messages[0];
+      if (m === undefined) return undefined;
+      return {
+        messageId: r.id,
+        threadId: r.threadId,
+        subject: ctx.fence.wrap(header(m.headers, 'Subject')),
+        from: ctx.fence.wrap(header(m.headers, 'From')),
+        date: dateOf(m),
+      };
+    } catch {
+      // A sample is an illustration; one that vanished since the listing is simply not shown.
+      return undefined;
+    }
+  });
+  return out.filter((s) => s !== undefined);
+}
+
+export const bulkModify = defineTool({
+  name: 'bulk_modify',
+  title: 'Change labels on every message matching a query',
+  tier: 'manage',
+  access: 'write',
+  description:
+    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged. undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word.",
+  input: z.strictObject({
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000)
+      .describe('Gmail search query (spam and trash excluded unless named)'),
+    add: labelList.default([]),
+    remove: labelList.default([]),
+    dryRun: z.boolean().default(false),
+    previewToken: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('from a dryRun with the same query, add and remove'),
+    crossCheck: z.boolean().default(false),
+    undo: z.boolean().default(false),
+    verify: z.boolean().default(false),
+    maxMessages: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MESSAGES)
+      .default(5000)
+      .describe('refuse (before writing) if more match'),
+  }),
+  output: z.object({
+    query: z.string(),
+    dryRun: z.boolean(),
+    change: z.object({ add: z.array(labelRef), remove: z.array(labelRef) }),
+    labelsToCreate: z.array(z.string()).describe('dry run: names the write would create'),
+    createdLabels: z.array(labelRef),
+    matched: z.object({ messages: z.number(), threads: z.number() }),
+    unverifiedPredicates: z
+      .array(z.string())
+      .describe('label-state predicates answered by the search index only; empty: nothing to doubt'),
+    crossCheck: z
+      .object({
+        predicates: z.array(z.string()),
+        contradicted: z.number(),
+        contradictedIds: z.array(z.string()),
+      })
+      .optional(),
+    pinned: z.number().optional().describe('messages the previewToken pinned'),
+    newMatches: z.number().optional().describe('match now but were not pinned: left alone'),
+    noLongerMatching: z.number().optional().describe('pinned but no longer match: left alone'),
+    changedWhileReading: z
+      .number()
+      .optional()
+      .describe('undo: stopped matching while labels were read; left alone'),
+    toWrite: z.number(),
+    previewToken: z.string().optional(),
+    previewExpiresAt: z.string().optional(),
+    samples: z.array(sample).optional(),
+    submitted: z.number().describe('ids in chunks Gmail accepted (it ignores unknown ids)'),
+    failed: z.number(),
+    notAttempted: z.number(),
+    cancelled: z.boolean(),
+    chunks: z.array(chunkReport),
+    verified: verifiedSchema.optional(),
+    undoPlan: undoPlanSchema.optional(),
+    usage,
+  }),
+  async handle(ctx, args) {
+    const before = ctx.mailbox.usage();
+    const { query } = args;
+    const node = parseQuery(query);
+    if (args.dryRun && args.previewToken !== undefined) {
+      throw invalidInput('previewToken', 'a dryRun issues a token; send it with the write that follows');
+    }
+    const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
+    const scope = { account: ctx.mailbox.account, query, change: changeKey(args.add, args.remove) };
+    const pinned =
+      args.previewToken === undefined ? undefined : checkPreview(args.previewToken, scope, ctx.clock.now());
+    // A pinned set was already held to its cap; the listing only needs to find it again.
+    const limit = pinned === undefined ? args.maxMessages : MAX_MESSAGES;
+    const listing = await listMessages(ctx.mailbox, query, { limit, signal: ctx.signal });
+    if (listing.overLimit) {
+      throw invalidInput(
+        'maxMessages',
+        `the query matches more than ${limit} messages (listing stopped at ${listing.refs.length}; Gmail estimates ${listing.estimate ?? 'nothing'}); nothing was changed. Narrow the query or raise maxMessages (at most ${MAX_MESSAGES}).`,
+      );
+    }
+    const matched = pinned === undefined ? listing.refs : listing.refs.filter((r) => pinned.has(r.id));
+    const existingIds = [
+      ...resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
+      ...resolved.remove.map((l) => l.id),
+    ];
+    const reads = await preWriteReads(
+      ctx.mailbox,
+      query,
+      node,
+      matched,
+      { crossCheck: args.crossCheck, undoLabels: args.undo && !args.dryRun ? existingIds : [] },
+      ctx.signal,
+    );
+    const targetIds = reads.target.map((r) => r.id);
+    const common = {
+      query,
+      dryRun: args.dryRun,
+      matched: { messages: listing.refs.length, threads: new Set(listing.refs.map((r) => r.threadId)).size },
+      unverifiedPredicates: args.crossCheck ? [] : labelStatePredicates(node),
+      ...(args.crossCheck
+        ? {
+            crossCheck: {
+              predicates: labelStatePredicates(node),
+              contradicted: reads.contradicted.length,
+              contradictedIds: reads.contradicted.slice(0, ID_SAMPLE),
+            },
+          }
+        : {}),
+      ...(pinned === undefined
+        ? {}
+        : {
+            pinned: pinned.size,
+            newMatches: listing.refs.length - matched.length,
+            noLongerMatching: pinned.size - matched.length,
+          }),
+      ...(args.undo && !args.dryRun ? { changedWhileReading: reads.changedWhileReading.length } : {}),
+      toWrite: targetIds.length,
+    };
+    const usageNow = () => {
+      const after = ctx.mailbox.usage();
+      return { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits };
+    };
+
+    if (args.dryRun) {
+      const issued = issuePreview(scope, targetIds, ctx.clock.now());
+      return {
+        ...common,
+        change: {
+          add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [ref(w.label)] : [])),
+          remove: resolved.remove.map(ref),
+        },
+        labelsToCreate: resolved.add.flatMap((w) => (w.kind === 'create' ? [w.name] : [])),
+        createdLabels: [],
+        previewToken: issued.token,
+        previewExpiresAt: new Date(issued.expiresAt).toISOString(),
+        samples: await samplesOf(ctx, reads.target),
+        submitted: 0,
+        failed: 0,
+        notAttempted: 0,
+        cancelled: false,
+        chunks: [],
+        usage: usageNow(),
+      };
+    }
+
+    if (args.previewToken !== undefined) consumePreview(args.previewToken);
+    // No label is created for a write that has nothing to write to.
+    const applied =
+      targetIds.length === 0
+        ? {
+            add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label] : [])),
+            remove: resolved.remove,
+            created: [],
+          }
+        : await materialize(ctx.mailbox, resolved, ctx.signal);
+    const change: LabelChange = {
+      add: applied.add.map((l) => l.id),
+      remove: applied.remove.map((l) => l.id),
+    };
+    let plan: UndoPlan | undefined = args.undo
+      ? buildUndoPlan({
+          account: ctx.mailbox.account,
+          createdAt: new Date(ctx.clock.now()).toISOString(),
+          query,
+          change,
+          messageIds: targetIds,
+          before: reads.membership,
+          labelNames: new Map([...applied.add, ...applied.remove].map((l) => [l.id, l.name])),
+        })
+      : undefined;
+    const run = await runChunks(ctx, targetIds.length === 0 ? [] : [{ ids: targetIds, change }]);
+    if (plan !== undefined) plan = restrictPlan(plan, run.sent);
+    const verified = !args.verify
+      ? undefined
+      : run.accepted.length === 0
+        ? {
+            method: 'labelIds-list' as const,
+            applied: 0,
+            notApplied: 0,
+            unverifiable: 0,
+            notAppliedIds: [],
+            quotaUnits: 0,
+          }
+        : await verifyChange(ctx.mailbox, run.accepted, change, ctx.signal);
+    return {
+      ...common,
+      change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
+      labelsToCreate: [],
+      createdLabels: applied.created.map(ref),
+      submitted: run.submitted,
+      failed: run.failed,
+      notAttempted: run.notAttempted,
+      cancelled: run.cancelled,
+      chunks: run.chunks,
+      ...(verified === undefined ? {} : { verified }),
+      ...(plan === undefined ? {} : { undoPlan: plan }),
+      usage: usageNow(),
+    };
+  },
+});

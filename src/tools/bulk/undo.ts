@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
+import { defineTool } from '../define.js';
+import { usage } from '../search.js';
+import { chunkReport, runChunks } from './chunks.js';
+
+const gmailId = (what: string) =>
+  z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, `a Gmail ${what} id (letters, digits, "-" and "_")`);
+
+/**
+ * The inverse of one bulk_modify run, as bulk_modify returns it with undo: true. Messages with
+ * the same inverse share a group, so a plan for thousands of messages stays a few groups long
+ * and undo costs one batchModify per 1,000 of them.
+ */
+export const undoPlanSchema = z.strictObject({
+  kind: z.literal('mailwarden.undo'),
+  version: z.literal(1),
+  account: z.string().min(1).max(200),
+  createdAt: z.string().max(40),
+  query: z.string().max(2000),
+  labels: z.record(z.string(), z.string()).describe('label id → name when the plan was made (informational)'),
+  groups: z
+    .array(
+      z.strictObject({
+        add: z.array(gmailId('label')).max(50).describe('labels these messages lost and get back'),
+        remove: z.array(gmailId('label')).max(50).describe('labels these messages gained and lose'),
+        messageIds: z.array(gmailId('message')).min(1).max(MAX_PLAN_MESSAGES),
+      }),
+    )
+    .max(1000),
+});
+
+export const undoBulkModify = defineTool({
+  name: 'undo_bulk_modify',
+  title: 'Undo a bulk label change',
+  tier: 'manage',
+  access: 'write',
+  description:
+    'Replay the undoPlan a bulk_modify (undo: true) returned: each message regains exactly the labels it lost and loses exactly the labels it gained; messages that already had the target state are not in the plan and stay as they are. The plan is checked first (shape, account, label ids that still exist); a bad plan changes nothing. Reports per chunk like bulk_modify.',
+  input: z.strictObject({ plan: undoPlanSchema }),
+  output: z.object({
+    account: z.string(),
+    groups: z.number(),
+    messages: z.number(),
+    submitted: z.number(),
+    failed: z.number(),
+    notAttempted: z.number(),
+    cancelled: z.boolean(),
+    chunks: z.array(chunkReport),
+    usage,
+  }),
+  async handle(ctx, args) {
+    const before = ctx.mailbox.usage();
+    const { plan } = args;
+    const labels = await ctx.mailbox.listLabels(ctx.signal);
+    checkUndoPlan(plan, ctx.mailbox.account, new Set(labels.map((l) => l.id)));
+    const run = await runChunks(
+      ctx,
+      plan.groups.map((g) => ({ ids: g.messageIds, change: { add: g.add, remove: g.remove } })),
+    );
+    const after = ctx.mailbox.usage();
+    return {
+      account: plan.account,
+      groups: plan.groups.length,
+      messages: plan.groups.reduce((n, g) => n + g.messageIds.length, 0),
+      submitted: run.submitted,
+      failed: run.failed,
+      notAttempted: run.notAttempted,
+      cancelled: run.cancelled,
+      chunks: run.chunks,
+      usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
+    };
+  },
+});

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import { MailError, invalidInput, isMailError } from '../mail/errors.js';
+import type { Label } from '../mail/types.js';
+import type { Mailbox } from '../providers/mailbox.js';
+import { defineTool } from './define.js';
+import { forgetLabels } from './labels-cache.js';
+
+/**
+ * Gmail's label colour palette: the only values labels.create/patch accept for backgroundColor
+ * and textColor (Gmail API reference, LabelColor). Checked here so a wrong colour is an
+ * invalid_input naming the field, not an HTTP 400 after parents were already created.
+ */
+const PALETTE = `
+000000 434343 666666 999999 cccccc efefef f3f3f3 ffffff fb4c2f ffad47 fad165 16a766 43d692 4a86e8
+a479e2 f691b3 f6c5be ffe6c7 fef1d1 b9e4d0 c6f3de c9daf8 e4d7f5 fcdee8 efa093 ffd6a2 fce8b3 89d3b2
+a0eac9 a4c2f4 d0bcf1 fbc8d9 e66550 ffbc6b fcda83 44b984 68dfa9 6d9eeb b694e8 f7a7c0 cc3a21 eaa041
+f2c960 149e60 3dc789 3c78d8 8e63ce e07798 ac2b16 cf8933 d5ae49 0b804b 2a9c68 285bac 653e9b b65775
+822111 a46a21 aa8831 076239 1a764d 1c4587 41236d 83334c 464646 e7e7e7 0d3472 b6cff5 0d3b44 98d7e4
+3d188e e3d7ff 711a36 fbd3e0 8a1c0a f2b2a8 7a2e0b ffc8af 7a4706 ffdeb5 594c05 fbe983 684e07 fdedc1
+0b4f30 b3efd3 04502e a2dcc1 c2c2c2 4986e7 2da2bb b99aff 994a64 f691b2 ff7537 ffad46 662e37 ebdbde
+cca6ac 094228 42d692 16a765`;
+export const GMAIL_LABEL_COLORS: ReadonlySet<string> = new Set(
+  PALETTE.trim()
+    .split(/\s+/)
+    .map((hex) => `#${hex}`),
+);
+
+/** Gmail refuses these in addLabelIds: it sets them itself. */
+const NOT_ADDABLE: ReadonlySet<string> = new Set(['DRAFT', 'SENT', 'CHAT']);
+/** Gmail's limit on a label name (the whole nested path). */
+const MAX_NAME = 225;
+/** A string that can only be meant as an id: mailwarden never creates a label named like this. */
+const ID_LIKE = /^(?:Label_\d+|CATEGORY_[A-Z]+)$/;
+
+/** Gmail compares label names without regard to case (labels.create answers 409 on a clash). */
+const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
+
+export function findByName(labels: readonly Label[], name: string): Label | undefined {
+  return labels.find((l) => sameName(l.name, name));
+}
+
+export function checkLabelName(field: string, raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw invalidInput(field, 'a label name must not be empty');
+  if (name.length > MAX_NAME) throw invalidInput(field, `"${name}" is longer than ${MAX_NAME} characters`);
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name))
+    throw invalidInput(field, 'a label name must not hold control characters');
+  if (name.split('/').some((part) => part.trim() === '')) {
+    throw invalidInput(field, `"${name}" has an empty level (nested labels are "Parent/Child")`);
+  }
+  return name;
+}
+
+export type WantedLabel = { kind: 'existing'; label: Label } | { kind: 'create'; name: string };
+
+export interface ResolvedChange {
+  add: WantedLabel[];
+  remove: Label[];
+  /** The mailbox's labels as listed for this resolution. */
+  labels: Label[];
+}
+
+/**
+ * Turns names and ids into labels against a fresh labels.list (1 unit; writes must not act on a
+ * cached list a minute old). An id or a name (any case) of an existing label is that label;
+ * anything else in `add` is a name to create, and in `remove` an error. Nothing is written.
+ */
+export async function resolveChange(
+  mailbox: Mailbox,
+  add: readonly string[],
+  remove: readonly string[],
+  signal?: AbortSignal,
+): Promise<ResolvedChange> {
+  if (add.length === 0 && remove.length === 0) throw invalidInput('add', 'add or remove at least one label');
+  const labels = await mailbox.listLabels(signal);
+  const byId = new Map(labels.map((l) => [l.id, l]));
+  const lookup = (s: string): Label | undefined => byId.get(s.trim()) ?? findByName(labels, s);
+  const wanted: WantedLabel[] = [];
+  for (const raw of add) {
+    const found = lookup(raw);
+    if (found !== undefined) {
+      if (NOT_ADDABLE.has(found.id)) throw invalidInput('add', `Gmail does not let a client add ${found.id}`);
+      if (!wanted.some((w) => w.kind === 'existing' && w.label.id === found.id))
+        wanted.push({ kind: 'existing', label: found });
+      continue;
+    }
+    if (ID_LIKE.test(raw.trim())) throw invalidInput('add', `no label has the id ${raw.trim()}`);
+    const name = checkLabelName('add', raw);
+    if (!wanted.some((w) => w.kind === 'create' && sameName(w.name, name)))
+      wanted.push({ kind: 'create', name });
+  }
+  const removing: Label[] = [];
+  for (const raw of remove) {
+    const found = lookup(raw);
+    if (found === undefined) throw invalidInput('remove', `no label is named or has the id "${raw.trim()}"`);
+    if (!removing.some((l) => l.id === found.id)) removing.push(found);
+  }
+  for (const w of wanted) {
+    if (w.kind === 'existing' && removing.some((l) => l.id === w.label.id)) {
+      throw invalidInput('remove', `${w.label.name} is both added and removed`);
+    }
+  }
+  return { add: wanted, remove: removing, labels };
+}
+
+/**
+ * The label called `name`, created if missing, with any missing parents of a nested name
+ * ("A/B/C" needs "A" and "A/B": Gmail shows a label as nested only under an existing parent).
+ * `known` is updated with what was created. A 409 from a concurrent creator means it exists now.
+ */
+export async function ensureLabel(
+  mailbox: Mailbox,
+  name: string,
+  known: Label[],
+  signal?: AbortSignal,
+): Promise<{ label: Label; created: Label[] }> {
+  const created: Label[] = [];
+  const parts = name.split('/').map((p) => p.trim());
+  let label: Label | undefined;
+  for (let i = 1; i <= parts.length; i++) {
+    const path = parts.slice(0, i).join('/');
+    label = findByName(known, path);
+    if (label !== undefined) continue;
+    try {
+      label = await mailbox.createLabel({ name: path }, signal);
+      created.push(label);
+    } catch (e) {
+      if (!(isMailError(e) && e.code === 'invalid_input')) throw e;
+      label = findByName(await mailbox.listLabels(signal), path);
+      if (label === undefined) throw e;
+    }
+    known.push(label);
+  }
+  if (created.length > 0) forgetLabels(mailbox);
+  if (label === undefined) throw new MailError('internal_error', `label "${name}" could not be resolved`);
+  return { label, created };
+}
+
+export interface AppliedChange {
+  add: Label[];
+  remove: Label[];
+  created: Label[];
+}
+
+/** Creates the labels a resolved change still lacks; call only once nothing else can refuse the write. */
+export async function materialize(
+  mailbox: Mailbox,
+  resolved: ResolvedChange,
+  signal?: AbortSignal,
+): Promise<AppliedChange> {
+  const known = [...resolved.labels];
+  const add: Label[] = [];
+  const created: Label[] = [];
+  for (const w of resolved.add) {
+    if (w.kind === 'existing') {
+      add.push(w.label);
+      continue;
+    }
+    const made = await ensureLabel(mailbox, w.name, known, signal);
+    add.push(made.label);
+    created.push(...made.created);
+  }
+  return { add, remove: resolved.remove, created };
+}
+
+export const labelRef = z.object({ id: z.string(), name: z.string() });
+export const ref = (l: Label): { id: string; name: string } => ({ id: l.id, name: l.name });
+
+const color = (field: string) =>
+  z
+    .string()
+    .transform((s) => s.trim().toLowerCase())
+    .refine((s) => GMAIL_LABEL_COLORS.has(s), {
+      message: `${field} must be one of Gmail's label palette colours (e.g. #4a86e8, #ffffff; see the Gmail API LabelColor reference)`,
+    });
+
+export const createLabel = defineTool({
+  name: 'create_label',
+  title: 'Create a label',
+  tier: 'manage',
+  access: 'write',
+  description:
+    'Create a label, idempotently: an existing label of that name (any case) is returned, not duplicated. "Parent/Child" creates missing parents. backgroundColor and textColor (together) must be Gmail palette colours; they are applied to an existing label too.',
+  input: z
+    .strictObject({
+      name: z.string().min(1).max(MAX_NAME),
+      backgroundColor: color('backgroundColor').optional(),
+      textColor: color('textColor').optional(),
+    })
+    .superRefine((v, ctx) => {
+      if ((v.backgroundColor === undefined) !== (v.textColor === undefined)) {
+        const missing = v.backgroundColor === undefined ? 'backgroundColor' : 'textColor';
+        ctx.addIssue({
+          code: 'custom',
+          path: [missing],
+          message: 'Gmail needs backgroundColor and textColor together',
+        });
+      }
+    }),
+  output: z.object({
+    label: z.object({
+      id: z.string(),
+      name: z.string(),
+      type: z.enum(['system', 'user']),
+      color: z.object({ backgroundColor: z.string(), textColor: z.string() }).optional(),
+    }),
+    created: z.boolean().describe('false when a label of that name already existed'),
+    createdParents: z.array(z.string()),
+    colorChanged: z.boolean(),
+  }),
+  async handle(ctx, args) {
+    const name = checkLabelName('name', args.name);
+    const known = await ctx.mailbox.listLabels(ctx.signal);
+    const existing = findByName(known, name);
+    const wantColor =
+      args.backgroundColor !== undefined && args.textColor !== undefined
+        ? { backgroundColor: args.backgroundColor, textColor: args.textColor }
+        : undefined;
+    if (existing?.type === 'system' && wantColor !== undefined) {
+      throw invalidInput('name', `${existing.name} is a system label; Gmail does not colour system labels`);
+    }
+    const made = existing
+      ? { label: existing, created: [] }
+      : await ensureLabel(ctx.mailbox, name, known, ctx.signal);
+    let label = made.label;
+    const same =
+      label.color?.backgroundColor.toLowerCase() === wantColor?.backgroundColor &&
+      label.color?.textColor.toLowerCase() === wantColor?.textColor;
+    const colorChanged = wantColor !== undefined && !same;
+    if (colorChanged) {
+      label = await ctx.mailbox.updateLabel(label.id, { color: wantColor }, ctx.signal);
+      forgetLabels(ctx.mailbox);
+    }
+    return {
+      label: {
+        id: label.id,
+        name: label.name,
+        type: label.type,
+        ...(label.color ? { color: label.color } : {}),
+      },
+      created: existing === undefined,
+      createdParents: made.created.filter((l) => l.id !== made.label.id).map((l) => l.name),
+      colorChanged,
+    };
+  },
+});

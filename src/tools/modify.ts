@@ -1,0 +1,200 @@
+import { z } from 'zod';
+import { mapBounded } from '../mail/async.js';
+import { isMailError } from '../mail/errors.js';
+import type { LabelChange, Mailbox } from '../providers/mailbox.js';
+import type { AnyTool, ToolContext } from './define.js';
+import { defineTool } from './define.js';
+import { labelRef, materialize, ref, resolveChange } from './labels.js';
+import { usage } from './search.js';
+
+/** Threads changed at once: hides latency while staying far below Gmail's per-user rate. */
+const CONCURRENCY = 4;
+const MAX_THREADS = 100;
+
+const threadIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'a thread id (letters, digits, "-" and "_") from search or get_thread');
+
+/** Exactly one of threadId / threadIds, so a call never means "all threads" by omission. */
+const targets = {
+  threadId: threadIdSchema.optional(),
+  threadIds: z.array(threadIdSchema).min(1).max(MAX_THREADS).optional().describe(`at most ${MAX_THREADS}`),
+};
+
+function oneOfTargets(
+  v: { threadId?: string | undefined; threadIds?: string[] | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if ((v.threadId === undefined) === (v.threadIds === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['threadId'],
+      message: 'give exactly one of threadId or threadIds',
+    });
+  }
+}
+
+const labelList = z.array(z.string().min(1).max(300)).max(50);
+
+const report = {
+  changed: z.array(z.object({ threadId: z.string(), messages: z.number().optional() })),
+  failed: z.array(z.object({ threadId: z.string(), code: z.string(), message: z.string() })),
+  notAttempted: z.array(z.string()).describe('not started because the call was cancelled'),
+  usage,
+};
+
+type Report = {
+  changed: Array<{ threadId: string; messages?: number }>;
+  failed: Array<{ threadId: string; code: string; message: string }>;
+  notAttempted: string[];
+  usage: { requests: number; quotaUnits: number };
+};
+
+/**
+ * Runs one write per thread and reports each: changed, failed (with the error) or not attempted.
+ * The write itself is not handed the cancellation signal: a request already sent may land, so
+ * cancelling stops new threads between writes instead of leaving one in an unknown state.
+ */
+export async function perThread(
+  ctx: ToolContext,
+  ids: string[],
+  write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
+): Promise<Report> {
+  const before = ctx.mailbox.usage();
+  const out: Report = { changed: [], failed: [], notAttempted: [], usage: { requests: 0, quotaUnits: 0 } };
+  const results = await mapBounded(ids, CONCURRENCY, async (threadId) => {
+    if (ctx.signal.aborted) return { threadId, kind: 'notAttempted' as const };
+    try {
+      const messages = await write(ctx.mailbox, threadId);
+      return { threadId, kind: 'changed' as const, messages };
+    } catch (e) {
+      const code = isMailError(e) ? e.code : 'internal_error';
+      const message = isMailError(e) ? e.message : String(e);
+      return { threadId, kind: 'failed' as const, code, message };
+    }
+  });
+  for (const r of results) {
+    if (r.kind === 'notAttempted') out.notAttempted.push(r.threadId);
+    else if (r.kind === 'failed') out.failed.push({ threadId: r.threadId, code: r.code, message: r.message });
+    else
+      out.changed.push({
+        threadId: r.threadId,
+        ...(r.messages === undefined ? {} : { messages: r.messages }),
+      });
+  }
+  const after = ctx.mailbox.usage();
+  out.usage = {
+    requests: after.requests - before.requests,
+    quotaUnits: after.quotaUnits - before.quotaUnits,
+  };
+  return out;
+}
+
+function threadList(args: { threadId?: string | undefined; threadIds?: string[] | undefined }): string[] {
+  return [...new Set(args.threadId !== undefined ? [args.threadId] : (args.threadIds ?? []))];
+}
+
+export const modifyLabels = defineTool({
+  name: 'modify_labels',
+  title: 'Add or remove labels on threads',
+  tier: 'manage',
+  access: 'write',
+  description:
+    'Add and remove labels (by name or id) on every message of one thread (threadId) or up to 100 (threadIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Reports each thread as changed, failed (with the error) or notAttempted (after cancellation).',
+  input: z
+    .strictObject({ ...targets, add: labelList.default([]), remove: labelList.default([]) })
+    .superRefine(oneOfTargets),
+  output: z.object({
+    change: z.object({ add: z.array(labelRef), remove: z.array(labelRef) }),
+    createdLabels: z.array(labelRef),
+    ...report,
+  }),
+  async handle(ctx, args) {
+    const ids = threadList(args);
+    const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
+    const applied = await materialize(ctx.mailbox, resolved, ctx.signal);
+    const change: LabelChange = {
+      add: applied.add.map((l) => l.id),
+      remove: applied.remove.map((l) => l.id),
+    };
+    const result = await perThread(
+      ctx,
+      ids,
+      async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+    );
+    return {
+      change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
+      createdLabels: applied.created.map(ref),
+      ...result,
+    };
+  },
+});
+
+/** A fixed change on threads: archive, mark read/unread. */
+function fixedChange(name: string, title: string, change: LabelChange, description: string): AnyTool {
+  return defineTool({
+    name,
+    title,
+    tier: 'manage',
+    access: 'write',
+    description: `${description} Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+    input: z.strictObject(targets).superRefine(oneOfTargets),
+    output: z.object(report),
+    handle: (ctx, args) =>
+      perThread(
+        ctx,
+        threadList(args),
+        async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+      ),
+  });
+}
+
+export const archive = fixedChange(
+  'archive',
+  'Archive threads',
+  { add: [], remove: ['INBOX'] },
+  'Archive threads: remove INBOX from every message (the mail stays in All Mail).',
+);
+export const markRead = fixedChange(
+  'mark_read',
+  'Mark threads read',
+  { add: [], remove: ['UNREAD'] },
+  'Mark every message of the threads read.',
+);
+export const markUnread = fixedChange(
+  'mark_unread',
+  'Mark threads unread',
+  { add: ['UNREAD'], remove: [] },
+  'Mark every message of the threads unread.',
+);
+
+export const trash = defineTool({
+  name: 'trash',
+  title: 'Move threads to trash',
+  tier: 'manage',
+  // Gmail empties the trash after 30 days, so this can lose mail if nobody untrashes it.
+  access: 'destructive',
+  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  input: z.strictObject(targets).superRefine(oneOfTargets),
+  output: z.object(report),
+  handle: (ctx, args) =>
+    perThread(ctx, threadList(args), async (mailbox, threadId) => {
+      await mailbox.trashThread(threadId);
+      return undefined;
+    }),
+});
+
+export const untrash = defineTool({
+  name: 'untrash',
+  title: 'Restore threads from trash',
+  tier: 'manage',
+  access: 'write',
+  description: `Take threads out of the trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  input: z.strictObject(targets).superRefine(oneOfTargets),
+  output: z.object(report),
+  handle: (ctx, args) =>
+    perThread(ctx, threadList(args), async (mailbox, threadId) => {
+      await mailbox.untrashThread(threadId);
+      return undefined;
+    }),
+});

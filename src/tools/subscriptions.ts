@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import { mapBounded } from '../mail/async.js';
+import { isMailError } from '../mail/errors.js';
+import type { MailThread } from '../mail/types.js';
+import {
+  bodyUnsubscribeCandidates,
+  findUnsubscribeHeaders,
+  threadSenderMessage,
+  UNSUBSCRIBE_HEADERS,
+} from '../mail/unsubscribe.js';
+import type { UnsubscribeHeaders } from '../mail/unsubscribe.js';
+import type { Fence } from '../mcp/untrusted.js';
+import { checkUrl } from '../net/guard.js';
+import { defineTool } from './define.js';
+import type { ToolContext } from './define.js';
+import { usage } from './search.js';
+
+/** Thread reads in flight at once (the same politeness as search). */
+const THREAD_FETCH_CONCURRENCY = 10;
+
+const mailto = z.object({
+  address: z.string(),
+  subject: z.string().optional(),
+  body: z.string().optional(),
+});
+
+/** Options as the message's own headers give them; every string is fenced mail text. */
+export const unsubscribeOptions = z.object({
+  oneClick: z.boolean().describe('RFC 8058 one-click: unsubscribe / bulk_unsubscribe can call it'),
+  oneClickUrl: z.string().optional(),
+  notOneClickBecause: z.string().optional(),
+  https: z.array(z.string()).describe('https URIs in List-Unsubscribe; only oneClickUrl is ever called'),
+  http: z.array(z.string()).describe('plain http URIs: reported, never called'),
+  mailto: z.array(mailto).describe('for the human to send; mailwarden never sends mail'),
+});
+
+type Options = z.input<typeof unsubscribeOptions>;
+
+/** Fenced options of the message that carries the header, judged by the static URL checks too. */
+export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
+  let verdict = h.oneClick;
+  if (verdict.ok) {
+    const c = checkUrl(verdict.url);
+    if (!c.ok) verdict = { ok: false, reason: c.reason };
+  }
+  return {
+    oneClick: verdict.ok,
+    ...(verdict.ok ? { oneClickUrl: f.wrap(verdict.url) } : { notOneClickBecause: verdict.reason }),
+    https: h.options.https.map((u) => f.wrap(u)),
+    http: h.options.http.map((u) => f.wrap(u)),
+    mailto: h.options.mailto.map((m) => ({
+      address: f.wrap(m.address),
+      ...(m.subject === undefined ? {} : { subject: f.wrap(m.subject) }),
+      ...(m.body === undefined ? {} : { body: f.wrap(m.body.slice(0, 500)) }),
+    })),
+  };
+}
+
+function metadataRead(ctx: ToolContext, threadId: string): Promise<MailThread> {
+  return ctx.mailbox.getThread(threadId, {
+    format: 'metadata',
+    metadataHeaders: UNSUBSCRIBE_HEADERS,
+    signal: ctx.signal,
+  });
+}
+
+export const listUnsubscribe = defineTool({
+  name: 'list_unsubscribe',
+  title: 'Unsubscribe options of a thread',
+  tier: 'read',
+  access: 'read',
+  description:
+    "How a thread's sender offers to unsubscribe, from the newest message that carries List-Unsubscribe (a reply at the end of a newsletter thread does not hide it): https and mailto URIs, and whether RFC 8058 one-click is offered on that same message (only then can unsubscribe act). Without any header, unsubscribe-looking links in the body are listed as bodyCandidates: for the human, never fetched, never accepted by unsubscribe.",
+  input: z.strictObject({ threadId: z.string().min(1).max(100) }),
+  output: z.object({
+    threadId: z.string(),
+    source: z.enum(['header', 'body', 'none']).describe('where the options were found'),
+    messageId: z.string().optional().describe('the message carrying List-Unsubscribe'),
+    messageDate: z.string().optional(),
+    from: z.string().optional().describe('fenced mail text'),
+    newerMessagesWithoutHeader: z.number().optional().describe('messages after the one carrying the header'),
+    options: unsubscribeOptions.optional(),
+    bodyCandidates: z
+      .array(z.object({ url: z.string(), text: z.string() }))
+      .describe('fenced; never fetched'),
+  }),
+  async handle(ctx, args) {
+    const thread = await metadataRead(ctx, args.threadId);
+    const { header } = await import('../mail/summary.js');
+    const h = findUnsubscribeHeaders(thread);
+    if (h) {
+      return {
+        threadId: thread.id,
+        source: 'header' as const,
+        messageId: h.message.id,
+        messageDate: new Date(h.message.internalDate).toISOString(),
+        from: ctx.fence.wrap(header(h.message.headers, 'From')),
+        newerMessagesWithoutHeader: h.newerMessages,
+        options: describeOptions(h, ctx.fence),
+        bodyCandidates: [],
+      };
+    }
+    // No header anywhere: read the bodies (only now) to report links a human could follow.
+    const full = await ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal });
+    const { extractBody } = await import('../mail/body.js');
+    const seen = new Set<string>();
+    const candidates: Array<{ url: string; text: string }> = [];
+    for (const m of [...full.messages].reverse()) {
+      if (m.labelIds.includes('SENT')) continue;
+      for (const c of bodyUnsubscribeCandidates(extractBody(m.root).text)) {
+        if (seen.has(c.url) || candidates.length >= 5) continue;
+        seen.add(c.url);
+        candidates.push({ url: ctx.fence.wrap(c.url), text: ctx.fence.wrap(c.text) });
+      }
+    }
+    return {
+      threadId: thread.id,
+      source: candidates.length > 0 ? ('body' as const) : ('none' as const),
+      bodyCandidates: candidates,
+    };
+  },
+});
+
+interface SenderGroup {
+  address: string;
+  name: string;
+  threads: number;
+  unread: number;
+  first: number;
+  last: number;
+  newest: { threadId: string; at: number };
+  withHeader?: { at: number; headers: UnsubscribeHeaders; threadId: string; listId: string };
+}
+
+export const listSubscriptions = defineTool({
+  name: 'list_subscriptions',
+  title: 'Who mails you in bulk',
+  tier: 'read',
+  access: 'read',
+  description:
+    "Scan the threads matching a query (default newer_than:90d, at most maxThreads) and group them by sender: thread and unread counts, date range, and each sender's unsubscribe options from its newest thread that carries List-Unsubscribe (pass that threadId to unsubscribe). One metadata read per thread; sendersFound counts senders before the topN cut. listsOnly: only senders whose mail carries List-Unsubscribe.",
+  input: z.strictObject({
+    query: z.string().max(2000).default('newer_than:90d').describe('Gmail search query'),
+    maxThreads: z.number().int().min(1).max(500).default(200),
+    topN: z.number().int().min(1).max(100).default(25),
+    listsOnly: z.boolean().default(false).describe('only senders with a List-Unsubscribe header'),
+  }),
+  output: z.object({
+    senders: z.array(
+      z.object({
+        sender: z.string().describe('From address, fenced'),
+        name: z.string().describe('display name, fenced'),
+        threads: z.number(),
+        unreadThreads: z.number(),
+        firstDate: z.string(),
+        lastDate: z.string(),
+        newestThreadId: z.string(),
+        listId: z.string().optional().describe('fenced'),
+        unsubscribeThreadId: z.string().optional().describe('the thread whose headers gave the options'),
+        unsubscribe: unsubscribeOptions.optional(),
+      }),
+    ),
+    sendersFound: z.number(),
+    threadsScanned: z.number(),
+    moreThreadsMatched: z.boolean().describe('the query matched more than maxThreads'),
+    usage,
+  }),
+  async handle(ctx, args) {
+    const before = ctx.mailbox.usage();
+    const ids: string[] = [];
+    let pageToken: string | undefined;
+    let cut = false;
+    do {
+      const page = await ctx.mailbox.searchThreads(args.query, {
+        maxResults: Math.min(500, args.maxThreads - ids.length),
+        signal: ctx.signal,
+        ...(pageToken ? { pageToken } : {}),
+      });
+      const room = args.maxThreads - ids.length;
+      cut ||= page.items.length > room;
+      ids.push(...page.items.slice(0, room).map((t) => t.id));
+      pageToken = page.nextPageToken;
+    } while (pageToken && ids.length < args.maxThreads);
+    const { parseAddressList } = await import('../mail/headers.js');
+    let done = 0;
+    const threads = await mapBounded(ids, THREAD_FETCH_CONCURRENCY, async (id) => {
+      const t = await metadataRead(ctx, id).catch((e: unknown) => {
+        // Gone between the search and the read (trashed elsewhere): not a sender to report.
+        if (isMailError(e) && e.code === 'not_found') return undefined;
+        throw e;
+      });
+      await ctx.progress(++done, ids.length, 'reading thread headers');
+      return t;
+    });
+    const groups = new Map<string, SenderGroup>();
+    for (const t of threads) {
+      const m = t && threadSenderMessage(t);
+      if (!t || !m) continue;
+      const fromRaw = m.headers.find((x) => x.name.toLowerCase() === 'from')?.value ?? '';
+      const from = parseAddressList(fromRaw)[0] ?? { name: '', address: '' };
+      const key = from.address.toLowerCase();
+      const times = t.messages.filter((x) => !x.labelIds.includes('SENT')).map((x) => x.internalDate);
+      const [lo, hi] = [Math.min(...times), Math.max(...times)];
+      const g = groups.get(key) ?? {
+        address: key,
+        name: from.name,
+        threads: 0,
+        unread: 0,
+        first: lo,
+        last: hi,
+        newest: { threadId: t.id, at: hi },
+      };
+      g.threads++;
+      if (t.messages.some((x) => x.labelIds.includes('UNREAD'))) g.unread++;
+      g.first = Math.min(g.first, lo);
+      g.last = Math.max(g.last, hi);
+      if (hi > g.newest.at) g.newest = { threadId: t.id, at: hi };
+      const h = findUnsubscribeHeaders(t);
+      if (h && (!g.withHeader || h.message.internalDate > g.withHeader.at)) {
+        const listId = h.message.headers.find((x) => x.name.toLowerCase() === 'list-id')?.value ?? '';
+        g.withHeader = { at: h.message.internalDate, headers: h, threadId: t.id, listId };
+      }
+      groups.set(key, g);
+    }
+    const ranked = [...groups.values()]
+      .filter((g) => !args.listsOnly || g.withHeader !== undefined)
+      .sort((a, b) => b.threads - a.threads || b.last - a.last);
+    const after = ctx.mailbox.usage();
+    const f = ctx.fence;
+    return {
+      senders: ranked.slice(0, args.topN).map((g) => ({
+        sender: f.wrap(g.address),
+        name: f.wrap(g.name),
+        threads: g.threads,
+        unreadThreads: g.unread,
+        firstDate: new Date(g.first).toISOString(),
+        lastDate: new Date(g.last).toISOString(),
+        newestThreadId: g.newest.threadId,
+        ...(g.withHeader
+          ? {
+              unsubscribeThreadId: g.withHeader.threadId,
+              unsubscribe: describeOptions(g.withHeader.headers, f),
+              ...(g.withHeader.listId ? { listId: f.wrap(g.withHeader.listId.slice(0, 300)) } : {}),
+            }
+          : {}),
+      })),
+      sendersFound: ranked.length,
+      threadsScanned: threads.filter((t) => t !== undefined).length,
+      moreThreadsMatched: pageToken !== undefined || cut,
+      usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
+    };
+  },
+});
