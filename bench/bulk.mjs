@@ -75,6 +75,12 @@ async function measure(name, args) {
 }
 
 sandbox.setLatency(LATENCY_MS);
+const withCheck = await measure('bulk_modify', {
+  query: `${QUERY} is:unread`,
+  add: ['STARRED'],
+  crossCheck: true,
+  ...CAP,
+});
 const plain = await measure('bulk_modify', { query: QUERY, add: ['Bench/Filed'], remove: ['INBOX'], ...CAP });
 const withUndo = await measure('bulk_modify', {
   query: QUERY,
@@ -88,12 +94,6 @@ const withVerify = await measure('bulk_modify', {
   query: QUERY,
   remove: ['Bench/Filed'],
   verify: true,
-  ...CAP,
-});
-const withCheck = await measure('bulk_modify', {
-  query: `${QUERY} in:inbox`,
-  add: ['STARRED'],
-  crossCheck: true,
   ...CAP,
 });
 // The same work with no injected latency: what is left is the sandbox's own CPU time (it

@@ -1,10 +1,8 @@
 import type { LocalClient } from '../mcp/local-client.js';
 import type { Sandbox } from '../sandbox/index.js';
+import { call, show } from './demo-kit.js';
 
 /* A step of `mailwarden demo`: it prints for a person, so console output is the point. */
-
-const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
-const show = (s: unknown): string => String(s ?? '').replace(FENCED, '$1');
 
 interface Chunk {
   index: number;
@@ -33,18 +31,6 @@ interface UndoOut {
   submitted: number;
   failed: number;
   usage: { requests: number; quotaUnits: number };
-}
-
-async function call<T>(
-  client: LocalClient,
-  tool: string,
-  args: Record<string, unknown>,
-  shown: Record<string, unknown> = args,
-): Promise<T> {
-  console.log(`\n$ mailwarden call ${tool} '${JSON.stringify(shown)}' --demo`);
-  const r = await client.call(tool, args);
-  if (r.isError) throw new Error(`${tool} failed: ${r.text}`);
-  return r.structured as T;
 }
 
 const cost = (u: { requests: number; quotaUnits: number }): string =>

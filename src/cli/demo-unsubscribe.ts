@@ -1,11 +1,9 @@
 import type { LocalClient } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import type { Sandbox } from '../sandbox/index.js';
+import { call, show } from './demo-kit.js';
 
 /* A step of `mailwarden demo`: it prints for a person, so console output is the point. */
-
-const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
-const show = (s: unknown): string => String(s ?? '').replace(FENCED, '$1');
 
 interface Options {
   oneClick: boolean;
@@ -28,13 +26,6 @@ interface Item {
   duplicateOf?: string;
   mailto?: string[];
   links?: string[];
-}
-
-async function call<T>(client: LocalClient, tool: string, args: Record<string, unknown>): Promise<T> {
-  console.log(`\n$ mailwarden call ${tool} '${JSON.stringify(args)}' --demo`);
-  const r = await client.call(tool, args);
-  if (r.isError) throw new Error(`${tool} failed: ${r.text}`);
-  return r.structured as T;
 }
 
 /**

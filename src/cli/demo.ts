@@ -1,22 +1,15 @@
 import { connectLocal } from '../mcp/local-client.js';
 import type { LocalClient } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
+import { OffsetClock } from '../mail/clock.js';
+import { call, show } from './demo-kit.js';
+import { tourJudge } from './demo-judge.js';
+import { tourOrganise } from './demo-organise.js';
+import { tourSnooze } from './demo-snooze.js';
+import { unsubscribeTourStep } from './demo-unsubscribe.js';
 import { buildRuntime } from './runtime.js';
 
 /* The tour prints for a person, so plain console output is the point here. */
-
-const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
-/** For display only: show fenced mail text with light quotes instead of the nonce markers. */
-function show(s: unknown): string {
-  return String(s).replace(FENCED, '$1');
-}
-
-async function step<T>(client: LocalClient, tool: string, args: Record<string, unknown>): Promise<T> {
-  console.log(`\n$ mailwarden call ${tool} '${JSON.stringify(args)}' --demo`);
-  const r = await client.call(tool, args);
-  if (r.isError) throw new Error(`${tool} failed: ${r.text}`);
-  return r.structured as T;
-}
 
 interface SearchOut {
   nextPageToken?: string;
@@ -34,6 +27,9 @@ interface ThreadOut {
 
 export async function runDemo(): Promise<number> {
   const built = await buildRuntime({ demo: true, env: { ...process.env, MAILWARDEN_TOOLS: 'read,manage' } });
+  // The snooze step moves the server's clock forward to show a sweep; nothing else depends on it.
+  const clock = new OffsetClock();
+  built.runtime.clock = clock;
   const sandbox = built.sandbox;
   if (!sandbox) throw new Error('demo sandbox did not start');
   const client = await connectLocal(built.runtime);
@@ -41,7 +37,7 @@ export async function runDemo(): Promise<number> {
     console.log('mailwarden demo — the real tools, through an MCP client, on the embedded sandbox mailbox');
     console.log(`(a Gmail simulator on ${sandbox.url}; no Google account, nothing leaves this machine)`);
 
-    const profile = await step<{
+    const profile = await call<{
       emailAddress: string;
       messagesTotal: number;
       threadsTotal: number;
@@ -64,7 +60,7 @@ export async function runDemo(): Promise<number> {
     const kept: SearchOut['threads'] = [];
     let pageToken: string | undefined;
     do {
-      const s: SearchOut = await step<SearchOut>(client, 'search', {
+      const s: SearchOut = await call<SearchOut>(client, 'search', {
         query: 'category:updates is:unread',
         maxResults: 50,
         ...(pageToken ? { pageToken } : {}),
@@ -87,7 +83,7 @@ export async function runDemo(): Promise<number> {
 
     console.log('\n2. Read a long quoted thread with bodies: "new" (quoted history stripped).');
     const threadId = sandbox.threadIdForKey(DEMO_ADDRESS, DEMO_FACTS.keys.longQuoted);
-    const t = await step<ThreadOut>(client, 'get_thread', { threadId, bodies: 'new', lastN: 3 });
+    const t = await call<ThreadOut>(client, 'get_thread', { threadId, bodies: 'new', lastN: 3 });
     console.log(
       `   "${show(t.subject)}": ${t.messageCount} messages, showing the last ${t.messageCount - t.omittedMessages}`,
     );
@@ -119,13 +115,18 @@ export async function runDemo(): Promise<number> {
       ['INBOX', 'UNREAD', 'CATEGORY_PERSONAL'],
     );
     console.log(`   (a new message arrives in the sandbox: ${delivered.id})`);
-    const w = await step<{ added: Array<{ messageId: string; labels: string[] }>; nextHistoryId: string }>(
+    const w = await call<{ added: Array<{ messageId: string; labels: string[] }>; nextHistoryId: string }>(
       client,
       'what_changed',
       { historyId: profile.historyId },
     );
     for (const a of w.added) console.log(`   + ${a.messageId} [${a.labels.join(', ')}]`);
     console.log(`   next cursor: ${w.nextHistoryId}`);
+
+    await tourOrganise(client, sandbox, DEMO_ADDRESS);
+    await tourSnooze(client, sandbox, DEMO_ADDRESS, (ms) => clock.advance(ms));
+    await tourJudge(client, sandbox, '4.');
+    await unsubscribeTourStep(client, sandbox, '6.');
 
     const self = `node ${process.argv[1] ?? 'dist/cli/main.js'}`;
     console.log(`

@@ -9,11 +9,11 @@ import type { Sandbox } from '../sandbox/index.js';
 import { accountName, configDir, readOAuthClient, readToken, tokenPath } from '../store/config.js';
 import { tiersGrantedAt } from '../store/tokens.js';
 import { ActionLog } from '../policy/action-log.js';
+import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
 import type { Env } from '../store/config.js';
 import { ALL_TOOLS } from '../tools/index.js';
-import { ACCOUNT_TOOLS } from '../tools/accounts.js';
 import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
@@ -120,8 +120,9 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
     join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
   );
   const runtime: ServerRuntime = {
-    // Until src/tools/index.ts lists the account tools itself.
-    tools: [...ALL_TOOLS, ...ACCOUNT_TOOLS.filter((t) => !ALL_TOOLS.some((a) => a.name === t.name))],
+    tools: ALL_TOOLS,
+    // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
+    confirmMode: confirmModeFromEnv(opts.env),
     accounts: routing,
     tiers,
     mailbox,

@@ -10,34 +10,65 @@ import { buildRuntime } from './runtime.js';
 /** Often enough that a snooze due "at 9:00" is back within the hour, rare enough to cost nothing. */
 export const AUTO_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
+/** One account's sweep: its report, or why it could not run. */
+export type AccountSweep =
+  { account: string; report: SweepReport } | { account: string; error: { code: string; message: string } };
+
+export interface SweepSummary {
+  /** Every account swept and every batch landed. */
+  ok: boolean;
+  accounts: AccountSweep[];
+}
+
 /**
- * One sweep outside an MCP call. It goes through the same logged mailbox a tool call gets, so
- * every write lands in the action log under `logAs`, and obeys the tiers: a read-only server
- * (MAILWARDEN_READONLY) never writes, whoever asks.
+ * One sweep outside an MCP call, over every account this server serves (or the one pinned with
+ * --account / MAILWARDEN_ACCOUNT). It goes through the same logged mailbox a tool call gets, so
+ * every write lands in the action log under `logAs`, and obeys the tiers: a read-only server or
+ * account (MAILWARDEN_READONLY, an account's tiers) never writes, whoever asks.
  */
 export async function sweepOnce(
   runtime: ServerRuntime,
   options: { dryRun: boolean; logAs: string; signal?: AbortSignal },
-): Promise<SweepReport> {
+): Promise<SweepSummary> {
   if (!options.dryRun && !runtime.tiers.has('manage')) {
     throw new MailError(
       'forbidden_operation',
       'sweeping changes labels and needs the manage tier, which MAILWARDEN_READONLY / MAILWARDEN_TOOLS leave out',
     );
   }
-  const ctx: ToolContext = {
-    mailbox: loggedMailbox(await runtime.mailbox(), runtime.actionLog, options.logAs),
-    clock: runtime.clock,
-    fence: new Fence(),
-    progress: () => Promise.resolve(),
-    signal: options.signal ?? new AbortController().signal,
-    log: runtime.log,
-    serverVersion: runtime.version,
-  };
-  return runSweep(ctx, options.dryRun);
+  const routing = runtime.accounts;
+  const accounts = routing
+    ? await routing.all()
+    : [{ name: (await runtime.mailbox()).account, tiers: runtime.tiers }];
+  const out: AccountSweep[] = [];
+  for (const a of accounts) {
+    try {
+      if (!options.dryRun && !a.tiers.has('manage')) {
+        throw new MailError('forbidden_operation', `account "${a.name}" is not allowed the manage tier`);
+      }
+      const mailbox = routing ? await routing.mailboxFor(a.name) : await runtime.mailbox();
+      const ctx: ToolContext = {
+        mailbox: loggedMailbox(mailbox, runtime.actionLog, options.logAs),
+        clock: runtime.clock,
+        fence: new Fence(),
+        progress: () => Promise.resolve(),
+        signal: options.signal ?? new AbortController().signal,
+        log: runtime.log,
+        serverVersion: runtime.version,
+      };
+      out.push({ account: a.name, report: await runSweep(ctx, options.dryRun) });
+    } catch (e) {
+      // One account failing (a revoked token) must not keep the others' mail snoozed.
+      const error = isMailError(e)
+        ? { code: e.code, message: e.message }
+        : { code: 'internal_error', message: String(e) };
+      out.push({ account: a.name, error });
+    }
+  }
+  return { ok: out.every((a) => 'report' in a && a.report.ok), accounts: out };
 }
 
-/** `mailwarden sweep` for cron: the report as JSON on stdout; exit 1 when any batch failed. */
+/** `mailwarden sweep` for cron: the summary as JSON on stdout; exit 1 when anything failed. */
 export async function sweepCommand(options: {
   demo: boolean;
   account?: string;
@@ -49,9 +80,9 @@ export async function sweepCommand(options: {
     ...(options.account === undefined ? {} : { account: options.account }),
   });
   try {
-    const report = await sweepOnce(built.runtime, { dryRun: options.dryRun, logAs: 'cli sweep' });
-    console.log(JSON.stringify(report, null, 2));
-    return report.ok ? 0 : 1;
+    const summary = await sweepOnce(built.runtime, { dryRun: options.dryRun, logAs: 'cli sweep' });
+    console.log(JSON.stringify(summary, null, 2));
+    return summary.ok ? 0 : 1;
   } finally {
     await built.close();
   }
@@ -72,18 +103,29 @@ export function startAutoSweep(runtime: ServerRuntime): { stop(): void } {
     if (running) return;
     running = true;
     try {
-      const r = await sweepOnce(runtime, { dryRun: false, logAs: 'auto sweep' });
-      const fields = {
-        returned: r.returned.length,
-        pending: r.pending.length,
-        labelsDeleted: r.labelsDeleted.length,
-      };
-      if (r.ok) runtime.log.info('auto-sweep done', fields);
-      else
-        runtime.log.warn('auto-sweep: some batches failed; the next sweep retries them', {
-          ...fields,
-          errors: r.batches.flatMap((b) => (b.error ? [`${b.label}: ${b.error.code}`] : [])),
-        });
+      const summary = await sweepOnce(runtime, { dryRun: false, logAs: 'auto sweep' });
+      for (const a of summary.accounts) {
+        if ('error' in a) {
+          runtime.log.warn('auto-sweep failed', {
+            account: a.account,
+            error: `${a.error.code}: ${a.error.message}`,
+          });
+          continue;
+        }
+        const r = a.report;
+        const fields = {
+          account: a.account,
+          returned: r.returned.length,
+          pending: r.pending.length,
+          labelsDeleted: r.labelsDeleted.length,
+        };
+        if (r.ok) runtime.log.info('auto-sweep done', fields);
+        else
+          runtime.log.warn('auto-sweep: some batches failed; the next sweep retries them', {
+            ...fields,
+            errors: r.batches.flatMap((b) => (b.error ? [`${b.label}: ${b.error.code}`] : [])),
+          });
+      }
     } catch (e) {
       runtime.log.warn('auto-sweep failed', {
         error: isMailError(e) ? `${e.code}: ${e.message}` : String(e),

@@ -119,7 +119,11 @@ export function callConfirmation(opts: CallConfirmOptions): {
     throw declinedByUser();
   };
 
+  let asked = false;
   async function confirm(request: ConfirmRequest): Promise<ConfirmOutcome> {
+    // One question per call: on 2026-07-28 a retried call carries one answer, for one question.
+    if (asked) throw new MailError('internal_error', `${opts.tool} asked for confirmation twice in one call`);
+    asked = true;
     if (wrote !== undefined) {
       throw new MailError(
         'internal_error',

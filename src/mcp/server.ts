@@ -263,7 +263,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
           const confirmation = callConfirmation({
             server,
             ctx,
-            mode: () => runtime.confirmMode ?? confirmModeFromEnv(process.env),
+            mode: () => runtime.confirmMode ?? confirmModeFromEnv({}),
             tool: tool.name,
             mailbox: routed.mailbox,
             binding: callBinding(tool.name, account ?? '', parsed.data),

@@ -23,7 +23,8 @@ export function tiersFromEnv(env: Record<string, string | undefined>): ReadonlyS
     const name = part.trim().toLowerCase();
     if (name === '') continue;
     if (name === 'all') {
-      for (const t of TIERS) if (t !== 'accounts') out.add(t);
+      // drafts and accounts stay opt-in by name: "all" means every tier that works the mailbox.
+      for (const t of TIERS) if (t !== 'accounts' && t !== 'drafts') out.add(t);
       continue;
     }
     if (!(TIERS as readonly string[]).includes(name)) {

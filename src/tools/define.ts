@@ -36,10 +36,11 @@ export interface ToolContext {
   /**
    * Asks the human to confirm a change (MCP elicitation; MAILWARDEN_CONFIRM decides whether).
    * Resolves with how it went; throws declined_by_user when the human says no, and
-   * forbidden_operation when confirmation is required but the client cannot ask. Call it
-   * before the first write: on the 2026-07-28 protocol the call is re-run once the answer
-   * arrives, so everything before it must be reads. src/mcp always sets it; contexts built
-   * outside MCP (cron commands) leave it out, and confirmChange() then answers 'unavailable'.
+   * forbidden_operation when confirmation is required but the client cannot ask. Call it once
+   * per call, before the first write: on the 2026-07-28 protocol the call is re-run once the
+   * answer arrives, so everything before it must be reads (and deterministic). src/mcp always
+   * sets it; contexts built outside MCP (cron commands) leave it out, and confirmChange() then
+   * answers 'unavailable'.
    */
   confirm?: (request: ConfirmRequest) => Promise<ConfirmOutcome>;
   /** The account registry, for the tools that manage it (`registry: true`). */

@@ -1,3 +1,4 @@
+import { ACCOUNT_TOOLS } from './accounts.js';
 import { downloadAttachment, readAttachment } from './attachments.js';
 import type { AnyTool } from './define.js';
 import { ORGANISE_TOOLS } from './bulk/organise-tools.js';
@@ -11,6 +12,7 @@ import { listSnoozed, snooze, unsnooze } from './snooze.js';
 import { sweepSnoozed } from './snooze-sweep.js';
 import { listSubscriptions, listUnsubscribe } from './subscriptions.js';
 import { getThread } from './thread.js';
+import { followUps, triageDigest } from './triage.js';
 import { bulkUnsubscribe, unsubscribe } from './unsubscribe.js';
 
 /** Every tool mailwarden defines, in the order tools/list shows them. */
@@ -38,4 +40,7 @@ export const ALL_TOOLS: readonly AnyTool[] = [
   deleteFilter,
   createDraft,
   draftReply,
+  ...ACCOUNT_TOOLS,
+  triageDigest,
+  followUps,
 ];

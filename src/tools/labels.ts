@@ -118,8 +118,10 @@ export async function ensureLabel(
   const created: Label[] = [];
   const parts = name.split('/').map((p) => p.trim());
   let label: Label | undefined;
-  for (let i = 1; i <= parts.length; i++) {
-    const path = parts.slice(0, i).join('/');
+  for (const part of parts) {
+    // Each level hangs under its parent as the parent is actually spelled ("work/x" → "Work/x"),
+    // since Gmail nests by the exact name.
+    const path = label === undefined ? part : `${label.name}/${part}`;
     label = findByName(known, path);
     if (label !== undefined) continue;
     try {

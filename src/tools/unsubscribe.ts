@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isMailError, MailError } from '../mail/errors.js';
 import { findUnsubscribeHeaders, UNSUBSCRIBE_HEADERS } from '../mail/unsubscribe.js';
 import type { OneClickOutcome } from '../net/one-click.js';
-import { defineTool } from './define.js';
+import { confirmChange, defineTool } from './define.js';
 import type { OutboundContext, ToolContext } from './define.js';
 
 const BULK_MAX = 25;
@@ -168,10 +168,7 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
   }
   if (opts.dryRun) return { ...base, outcome: 'would_call', wouldCall: f.wrap(url), dnsVetted: false };
 
-  // CONFIRMATION SEAM. RFC 8058 §3.2: the receiver must not POST without the user's consent.
-  // Today the consent is the call of this manage-tier, open-world tool; the elicitation issue
-  // asks the human here, before any network activity, with `p` (thread, sender, URL) in hand.
-  // Nothing is asked yet, and nothing here claims it was.
+  // RFC 8058 §3.2 consent: both tool handlers ask the human (MAILWARDEN_CONFIRM) before this.
   const release = out.client.sent.claim(p.sender, url);
   if (!release) {
     return {
@@ -224,6 +221,17 @@ export const unsubscribe = defineTool({
       budgetMs: out.client.oneClick.budgetMs,
       earlier: new Map<string, string>(),
     };
+    if (!args.dryRun) {
+      // RFC 8058 §3.2 wants the user's consent: ask the human (MAILWARDEN_CONFIRM) once the
+      // checks say a request would be made, before any network activity.
+      const preview = await runItem(ctx, out, p, { ...opts, dryRun: true, earlier: new Map() });
+      if (preview.outcome === 'would_call') {
+        await confirmChange(ctx, {
+          message: `Unsubscribe from ${p.sender || 'this sender'} (one-click)?`,
+          details: { 'One-click URL': p.url ?? '' },
+        });
+      }
+    }
     const it = await runItem(ctx, out, p, opts);
     if (!args.dryRun && logged(it))
       await logUnsubscribeAttempt(out, {
@@ -259,6 +267,12 @@ export const bulkUnsubscribe = defineTool({
   async handle(ctx, args) {
     const out = need(ctx);
     if (!args.dryRun) await out.actionLog.ensureWritable();
+    // One question for the whole batch, before any network activity (MAILWARDEN_CONFIRM).
+    if (!args.dryRun)
+      await confirmChange(ctx, {
+        message: `Unsubscribe (one-click) from the senders of ${args.threadIds.length} thread(s) in ${ctx.mailbox.account}?`,
+        details: { Threads: args.threadIds.join(', ') },
+      });
     const deadline = ctx.clock.now() + BULK_BUDGET_MS;
     const earlier = new Map<string, string>();
     const results: Item[] = [];

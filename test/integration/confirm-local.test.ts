@@ -62,6 +62,20 @@ const writesFirst = defineTool({
   },
 });
 
+const asksTwice = defineTool({
+  name: 'probe_asks_twice',
+  title: 'Probe',
+  tier: 'manage',
+  access: 'write',
+  description: 'test tool',
+  input: z.strictObject({}),
+  output: z.object({ outcome: z.string() }),
+  async handle(ctx) {
+    await confirmChange(ctx, { message: 'First?' });
+    return { outcome: await confirmChange(ctx, { message: 'Second?' }) };
+  },
+});
+
 interface Setup {
   client: Client;
   asked: string[];
@@ -71,11 +85,11 @@ let open: Client | undefined;
 
 async function setup(
   mode: ConfirmMode,
-  answer?: { action: 'accept' | 'decline'; content?: Record<string, unknown> },
+  answer?: { action: 'accept' | 'decline'; content?: Record<string, string | number | boolean | string[]> },
 ): Promise<Setup> {
   const logPath = join(mkdtempSync(join(tmpdir(), 'mailwarden-confirm-local-')), 'action-log.jsonl');
   const server = createMcpServer({
-    tools: [probe, writesFirst],
+    tools: [probe, writesFirst, asksTwice],
     tiers: new Set(['read', 'manage']),
     confirmMode: mode,
     mailbox: () => Promise.resolve(stubMailbox),
@@ -154,6 +168,12 @@ describe('ctx.confirm', () => {
     const off = await setup('off', { action: 'decline' });
     expect(await call(off, 'probe_confirm', { n: 1 })).toEqual({ outcome: 'not_required' });
     expect(off.asked).toEqual([]);
+  });
+
+  it('one question per call: a second one is a bug (a 2026-07-28 retry carries one answer)', async () => {
+    const s = await setup('ask', { action: 'accept', content: { confirm: true } });
+    expect((await call(s, 'probe_asks_twice', {}))['error']).toMatchObject({ code: 'internal_error' });
+    expect(s.asked).toEqual(['First?']);
   });
 
   it('asking after a write is a bug the plumbing reports', async () => {

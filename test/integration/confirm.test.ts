@@ -15,7 +15,10 @@ import type { Protocol } from '../helpers/stack.js';
  * waits) and 2026-07-28 (the call answers input_required and the client retries it).
  */
 
-type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
+type Answer = {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean | string[]>;
+};
 
 interface Conn {
   client: Client;

@@ -134,6 +134,19 @@ describe('bulk_modify: chunks, a failing chunk, undo and the action log', () => 
       true,
     );
   });
+
+  it('writes nothing when the undo plan cannot be built (its label reads fail)', async () => {
+    const before = labelState(stack.sandbox.mailbox(DEMO_ADDRESS));
+    // The five pages of the matched set pass; every label listing after them fails.
+    stack.sandbox.faults.script([{ method: 'messages.list', kind: 'http503', skip: 5, times: 20 }]);
+    stack.sandbox.resetStats();
+    const r = await stack.call('bulk_modify', { query: DIGEST_QUERY, ...CHANGE, undo: true });
+    stack.sandbox.faults.clear();
+    expect(r.isError).toBe(true);
+    expect(r.structured['error']).toMatchObject({ code: 'upstream_unavailable' });
+    expect(stack.sandbox.stats().byMethod['messages.batchModify']).toBeUndefined();
+    expect(labelState(stack.sandbox.mailbox(DEMO_ADDRESS))).toEqual(before);
+  });
 });
 
 describe('bulk_modify: preview tokens, chunk count and progress', () => {

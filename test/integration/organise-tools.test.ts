@@ -61,14 +61,15 @@ describe('create_label', () => {
     expect(view().labels.length).toBe(before + 3);
   });
 
-  it('an existing parent is reused; colours from the palette are applied, to an existing label too', async () => {
+  it('an existing parent is reused as spelled; colours from the palette are applied, to an existing label too', async () => {
     const r = await stack.call('create_label', {
-      name: 'Work/Contracts',
+      name: 'work/Contracts',
       backgroundColor: '#FB4C2F',
       textColor: '#ffffff',
     });
     const out = r.structured as unknown as LabelOut;
     expect(out).toMatchObject({ created: true, createdParents: [], colorChanged: true });
+    expect(out.label.name).toBe('Work/Contracts');
     expect(out.label.color).toEqual({ backgroundColor: '#fb4c2f', textColor: '#ffffff' });
     const recolour = await stack.call('create_label', {
       name: 'Travel',

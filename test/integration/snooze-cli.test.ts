@@ -57,6 +57,18 @@ interface Sweep {
   pending: string[];
   ok: boolean;
 }
+interface Summary {
+  ok: boolean;
+  accounts: Array<{ account: string; report: Sweep }>;
+}
+
+/** The one account's report, after checking the summary has exactly that account. */
+function reportOf(stdout: string, ok: boolean): Sweep {
+  const summary = JSON.parse(stdout) as Summary;
+  expect(summary.ok).toBe(ok);
+  expect(summary.accounts.map((a) => a.account)).toEqual(['default']);
+  return (summary.accounts[0] as { report: Sweep }).report;
+}
 
 beforeAll(async () => {
   sandbox = await Sandbox.start({ users: [demoCorpus()] });
@@ -83,7 +95,7 @@ describe('mailwarden sweep', () => {
     const before = view();
     const r = await cli(['sweep', '--dry-run'], NOW);
     expect(r.code, r.err).toBe(0);
-    const out = JSON.parse(r.out) as Sweep;
+    const out = reportOf(r.out, true);
     expect(out.dryRun).toBe(true);
     expect(new Set(out.dueThreads)).toEqual(new Set([x, y]));
     expect(view()).toEqual(before);
@@ -94,7 +106,7 @@ describe('mailwarden sweep', () => {
     try {
       const r = await cli(['sweep'], NOW);
       expect(r.code, r.err).toBe(1);
-      const out = JSON.parse(r.out) as Sweep;
+      const out = reportOf(r.out, false);
       expect(out.ok).toBe(false);
       expect(new Set(out.pending)).toEqual(new Set([x, y]));
     } finally {
@@ -106,7 +118,7 @@ describe('mailwarden sweep', () => {
   it('exits 0 and prints the summary when every batch lands', async () => {
     const r = await cli(['sweep'], NOW);
     expect(r.code, r.err).toBe(0);
-    const out = JSON.parse(r.out) as Sweep;
+    const out = reportOf(r.out, true);
     expect(out).toMatchObject({ dryRun: false, ok: true, pending: [] });
     expect(new Set(out.returned)).toEqual(new Set([x, y]));
     expect(inInbox(x) && inInbox(y)).toBe(true);

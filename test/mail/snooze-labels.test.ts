@@ -11,7 +11,11 @@ describe('snooze label names', () => {
   });
 
   it('reads back what it writes, in any case', () => {
-    for (const name of ['MCP/Snoozed/2026-06-05', 'MCP/Snoozed/2026-06-05T0705', 'MCP/Snoozed/2028-02-29T2359']) {
+    for (const name of [
+      'MCP/Snoozed/2026-06-05',
+      'MCP/Snoozed/2026-06-05T0705',
+      'MCP/Snoozed/2028-02-29T2359',
+    ]) {
       const spec = parseSnoozeLabel(name);
       expect(spec).toBeDefined();
       expect(snoozeLabelName(spec as NonNullable<typeof spec>)).toBe(name);
@@ -44,7 +48,14 @@ describe('snooze label names', () => {
       ['America/New_York', '2026-10-31T12:00:00Z'],
       ['Australia/Lord_Howe', '2026-10-03T00:00:00Z'],
     ];
-    const untils = ['tomorrow', 'tomorrow 1:30am', 'tomorrow 2:30am', 'tomorrow 3am', 'in 20 hours', 'in 2 days 9am'];
+    const untils = [
+      'tomorrow',
+      'tomorrow 1:30am',
+      'tomorrow 2:30am',
+      'tomorrow 3am',
+      'in 20 hours',
+      'in 2 days 9am',
+    ];
     for (const [tz, now] of cases) {
       for (let h = 0; h < 24; h += 1) {
         const t = Date.parse(now) + h * 3_600_000;

@@ -50,7 +50,9 @@ describe('tiers decide which tools are listed', () => {
     const names = tools.map((t) => t.name);
     expect(names).not.toContain('probe_write');
     expect(names).toEqual(ALL_TOOLS.filter((t) => t.tier === 'read').map((t) => t.name));
-    expect(names).toEqual(expect.arrayContaining(['search', 'get_thread', 'list_labels', 'get_profile', 'what_changed']));
+    expect(names).toEqual(
+      expect.arrayContaining(['search', 'get_thread', 'list_labels', 'get_profile', 'what_changed']),
+    );
     for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
   });
 

@@ -7,7 +7,7 @@ import { labelStatePredicates, parseQuery } from '../../mail/query.js';
 import type { MessageRef } from '../../mail/types.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ToolContext } from '../define.js';
-import { defineTool } from '../define.js';
+import { confirmChange, defineTool } from '../define.js';
 import { labelRef, materialize, ref, resolveChange } from '../labels.js';
 import { mailReaders } from '../lazy.js';
 import { usage } from '../search.js';
@@ -19,6 +19,8 @@ import { undoPlanSchema } from './undo.js';
 import { ID_SAMPLE, verifiedSchema, verifyChange } from './verify.js';
 
 const MAX_MESSAGES = 100_000;
+/** Writes to more messages than this ask the human first (MAILWARDEN_CONFIRM). */
+const CONFIRM_OVER = 1000;
 const SAMPLES = 3;
 
 const labelList = z.array(z.string().min(1).max(300)).max(50);
@@ -103,6 +105,10 @@ export const bulkModify = defineTool({
   output: z.object({
     query: z.string(),
     dryRun: z.boolean(),
+    confirmation: z
+      .enum(['confirmed', 'not_required', 'unavailable'])
+      .optional()
+      .describe(`writes to over ${CONFIRM_OVER} messages ask the human first`),
     change: z.object({ add: z.array(labelRef), remove: z.array(labelRef) }),
     labelsToCreate: z.array(z.string()).describe('dry run: names the write would create'),
     createdLabels: z.array(labelRef),
@@ -144,13 +150,17 @@ export const bulkModify = defineTool({
     if (args.dryRun && args.previewToken !== undefined) {
       throw invalidInput('previewToken', 'a dryRun issues a token; send it with the write that follows');
     }
-    const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
     const scope = { account: ctx.mailbox.account, query, change: changeKey(args.add, args.remove) };
     const pinned =
       args.previewToken === undefined ? undefined : checkPreview(args.previewToken, scope, ctx.clock.now());
     // A pinned set was already held to its cap; the listing only needs to find it again.
     const limit = pinned === undefined ? args.maxMessages : MAX_MESSAGES;
-    const listing = await listMessages(ctx.mailbox, query, { limit, signal: ctx.signal });
+    // Both are reads, so they overlap: one round trip less on every bulk run. Nothing is
+    // written before both have succeeded.
+    const [resolved, listing] = await Promise.all([
+      resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal),
+      listMessages(ctx.mailbox, query, { limit, signal: ctx.signal }),
+    ]);
     if (listing.overLimit) {
       throw invalidInput(
         'maxMessages',
@@ -222,6 +232,19 @@ export const bulkModify = defineTool({
       };
     }
 
+    // A large change asks the human first (MAILWARDEN_CONFIRM), before the pin is spent and
+    // before the first write: with 2026-07-28 the whole call re-runs after the answer.
+    const confirmation =
+      targetIds.length > CONFIRM_OVER
+        ? await confirmChange(ctx, {
+            message: `Change labels on ${targetIds.length} messages in ${ctx.mailbox.account}?`,
+            details: {
+              Query: query,
+              Add: args.add.join(', ') || '(nothing)',
+              Remove: args.remove.join(', ') || '(nothing)',
+            },
+          })
+        : 'not_required';
     if (args.previewToken !== undefined) consumePreview(args.previewToken);
     // No label is created for a write that has nothing to write to.
     const applied =
@@ -273,6 +296,7 @@ export const bulkModify = defineTool({
       chunks: run.chunks,
       ...(verified === undefined ? {} : { verified }),
       ...(plan === undefined ? {} : { undoPlan: plan }),
+      confirmation,
       usage: usageNow(),
     };
   },

@@ -20,6 +20,7 @@ export const verifiedSchema = z.object({
   unverifiable: z.number().describe('reads that failed; neither applied nor not'),
   notAppliedIds: z.array(z.string()).describe(`first ${ID_SAMPLE}`),
   quotaUnits: z.number(),
+  error: z.string().optional().describe('why the read-back could not finish (the write itself stands)'),
 });
 export type Verified = z.infer<typeof verifiedSchema>;
 
@@ -40,6 +41,30 @@ export async function verifyChange(
   signal?: AbortSignal,
 ): Promise<Verified> {
   const before = mailbox.usage().quotaUnits;
+  try {
+    return await readBack(mailbox, ids, change, before, signal);
+  } catch (e) {
+    // The write already happened; a failed read-back must not hide its report. Nothing was
+    // checked, so nothing is reported as applied (DESIGN promise 6).
+    return {
+      method: 'labelIds-list',
+      applied: 0,
+      notApplied: 0,
+      unverifiable: ids.length,
+      notAppliedIds: [],
+      quotaUnits: mailbox.usage().quotaUnits - before,
+      error: e instanceof Error ? e.message : String(e),
+    };
+  }
+}
+
+async function readBack(
+  mailbox: Mailbox,
+  ids: readonly string[],
+  change: LabelChange,
+  before: number,
+  signal: AbortSignal | undefined,
+): Promise<Verified> {
   const labels = [...change.add, ...change.remove];
   const totals = await Promise.all(
     labels.map(async (id) => (await mailbox.getLabel(id, signal)).messagesTotal ?? Number.POSITIVE_INFINITY),
