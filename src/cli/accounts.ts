@@ -1,5 +1,5 @@
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
-import type { AccountRouting, ServedAccount } from '../mcp/server.js';
+import type { AccountRouting, ServedAccount } from '../mcp/accounts.js';
 import { TIERS } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
 import type { Mailbox } from '../providers/mailbox.js';

@@ -1,5 +1,4 @@
 import { connectLocal } from '../mcp/local-client.js';
-import type { LocalClient } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import { OffsetClock } from '../mail/clock.js';
 import { call, show } from './demo-kit.js';

@@ -3,13 +3,12 @@ import { mapBounded } from '../mail/async.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
 import { parseQuery } from '../mail/query.js';
-import type { SignalName } from '../mail/signals.js';
 import type * as Triage from '../mail/triage.js';
 import type { MailThread } from '../mail/types.js';
 import { verifyThreads } from '../mail/verify.js';
 import type { ThreadReadOptions } from '../providers/mailbox.js';
 import { defineTool } from './define.js';
-import type { FanOutPart, ToolContext } from './define.js';
+import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { signalsSchema, usage } from './search.js';
 
@@ -103,8 +102,8 @@ const SIGNALS = signalsSchema.element.options;
 const examples = z.array(z.string()).describe('newest threadIds, at most 3');
 const tally = z.object({ threads: z.number(), examples });
 const bucket = tally.extend({ unread: z.number() });
-const perSignal = <T extends z.ZodType>(schema: T) =>
-  z.object(Object.fromEntries(SIGNALS.map((s) => [s, schema])) as Record<SignalName, T>);
+/** Records, not objects with a property per name: the schema then spells a bucket out once. */
+const signalKey = z.enum(SIGNALS);
 const verification = z.object({
   predicates: z.array(z.string()).describe('label-state predicates re-checked on live labels'),
   indexHits: z.number(),
@@ -134,9 +133,9 @@ export const triageDigest = defineTool({
     asOf: z.string().describe('server clock; ages count back from it'),
     unread: tally.describe('threads with an unread message, by live labels'),
     attachments: tally.describe('threads with a non-inline attachment'),
-    signals: perSignal(bucket).describe('threads per signal'),
+    signals: z.record(signalKey, bucket).describe('threads per signal'),
     ages: z
-      .object({ today: bucket, thisWeek: bucket, thisMonth: bucket, older: bucket })
+      .record(z.enum(['today', 'thisWeek', 'thisMonth', 'older']), bucket)
       .describe('newest message: today < 1 day, thisWeek 1-7 days, thisMonth 7-30 days, older'),
     labels: z.array(bucket.extend({ label: z.string() })).describe('live labels, most threads first'),
     labelsFound: z.number(),
@@ -145,7 +144,7 @@ export const triageDigest = defineTool({
         address: z.string().describe('fenced'),
         name: z.string().describe('display name, fenced'),
         lastDate: z.string(),
-        signals: perSignal(z.number().optional()).describe('threads per signal (absent: none)'),
+        signals: z.partialRecord(signalKey, z.number()).describe('threads per signal (absent: none)'),
       }),
     ),
     sendersFound: z.number(),
