@@ -2,6 +2,9 @@ import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import type { AccountRouting, ServedAccount } from '../mcp/accounts.js';
 import { TIERS } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
+import { revokeRefreshToken } from '../providers/gmail/auth.js';
+import { googleTransport } from '../providers/gmail/transport.js';
+import { Wire } from '../providers/gmail/wire.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import {
   addAccount,
@@ -11,7 +14,13 @@ import {
   removeAccount,
   setDefaultAccount,
 } from '../store/accounts.js';
-import type { AccountEntry, AccountRegistry, NewAccount, RemovedAccount } from '../store/accounts.js';
+import type {
+  AccountEntry,
+  AccountRegistry,
+  NewAccount,
+  RemovedAccount,
+  Revoker,
+} from '../store/accounts.js';
 import { readToken } from '../store/config.js';
 import type { Env } from '../store/config.js';
 
@@ -142,7 +151,7 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
     },
     async remove(ref: string): Promise<RemovedAccount> {
       refuseChanges('remove');
-      const out = await removeAccount(opts.env, ref);
+      const out = await removeAccount(opts.env, ref, googleRevoker(opts.env));
       await forget(out.removed?.name ?? ref.trim().toLowerCase());
       return out;
     },
@@ -229,11 +238,11 @@ export async function accountsCommand(argv: readonly string[], env: Env): Promis
       }
       case 'remove': {
         if (name === undefined) break;
-        const out = await removeAccount(env, name);
+        const out = await removeAccount(env, name, googleRevoker(env));
         const what = out.removed ? `Removed account "${out.removed.name}"` : `No entry for "${name}"`;
         console.log(`${what}; token file ${out.tokenDeleted ? 'deleted' : 'was already gone'}.`);
         if (out.newDefault !== undefined) console.log(`Default account is now "${out.newDefault}".`);
-        console.log(out.note);
+        console.log(out.revoked ? 'The grant was revoked at Google.' : (out.note ?? ''));
         return 0;
       }
       case 'add': {
@@ -269,4 +278,10 @@ export async function accountsCommand(argv: readonly string[], env: Env): Promis
   }
   console.error(`accounts ${sub}: NAME is required\n\n${ACCOUNTS_USAGE}`);
   return 2;
+}
+
+/** Revocation at Google through the egress checkpoint (read tier: it only needs the token). */
+export function googleRevoker(env: Env): Revoker {
+  const wire = new Wire(googleTransport(env['MAILWARDEN_SANDBOX_URL']), new Set<Tier>(['read']));
+  return (refreshToken) => revokeRefreshToken(wire, refreshToken);
 }

@@ -10,7 +10,7 @@ import type { Tier } from '../policy/tiers.js';
 import { TOKEN_URL } from '../providers/gmail/auth.js';
 import { endpointByName } from '../providers/gmail/endpoints.js';
 import { mapHttpError, parseGoogleError } from '../providers/gmail/google-error.js';
-import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
+import { googleTransport } from '../providers/gmail/transport.js';
 import { Wire } from '../providers/gmail/wire.js';
 import { accountName, readOAuthClient, tokenPath } from '../store/config.js';
 import type { Env, OAuthClient } from '../store/config.js';
@@ -255,7 +255,7 @@ export async function runAuth(o: AuthOptions): Promise<number> {
   const path = tokenPath(env, account);
   const previous = await readTokenMeta(path).catch(() => undefined);
   const sandbox = env['MAILWARDEN_SANDBOX_URL'];
-  const transport = sandbox ? loopbackTransport(sandbox) : fetchTransport;
+  const transport = googleTransport(sandbox);
   const wire = new Wire(transport, tiers);
   const timeoutMs = timeoutOf(env);
   const protection = await chooseProtection(env, o.deps ?? {});

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isMailError } from '../mail/errors.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import { GmailClient } from '../providers/gmail/client.js';
-import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
+import { googleTransport } from '../providers/gmail/transport.js';
 import { accountName, configDir, readToken, tokenPath } from '../store/config.js';
 import type { Env, OAuthClient, StoredToken } from '../store/config.js';
 import { scopesCoverTier } from '../policy/grants.js';
@@ -234,7 +234,7 @@ export async function collectChecks(
       ...(Number.isNaN(issued) ? {} : { refreshTokenIssuedAt: issued }),
     },
     tiers: new Set(['read']),
-    transport: sandbox ? loopbackTransport(sandbox) : fetchTransport,
+    transport: googleTransport(sandbox),
   });
   try {
     const profile = await client.call('users.getProfile');

@@ -3,7 +3,7 @@ import type { ServerRuntime } from '../mcp/server.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
 import { GmailMailbox } from '../providers/gmail/mailbox.js';
-import { fetchTransport, loopbackTransport } from '../providers/gmail/transport.js';
+import { googleTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { accountName, configDir, readOAuthClient, readToken, tokenPath } from '../store/config.js';
@@ -81,7 +81,7 @@ async function openConfiguredMailbox(env: Env, account: string, tiers: ReadonlyS
       ...(token.issuedAt === undefined ? {} : { refreshTokenIssuedAt: Date.parse(token.issuedAt) }),
     },
     tiers,
-    transport: sandboxUrl ? loopbackTransport(sandboxUrl) : fetchTransport,
+    transport: googleTransport(sandboxUrl),
   });
 }
 

@@ -4,7 +4,7 @@ import { MailError, invalidInput } from '../mail/errors.js';
 import { TIERS } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
 import { writeFileAtomic } from './atomic.js';
-import { configDir, tokenPath } from './config.js';
+import { configDir, readToken, tokenPath } from './config.js';
 import type { Env } from './config.js';
 
 /**
@@ -36,13 +36,12 @@ export const ALL_ACCOUNTS = 'all';
 /** Same rule as config.accountName: the name becomes a file name, so no dots first, no slashes. */
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-/**
- * Google offers no way to revoke a grant that mailwarden's egress checkpoint allows (the
- * allowlist has no revoke endpoint, and widening it is a decision for the checkpoint's owners),
- * so removal is local and says how to finish it at Google.
- */
+/** What removal says when Google did not confirm the revocation (or none was possible). */
 export const REVOKE_NOTE =
-  'The grant was not revoked at Google (mailwarden\'s egress checkpoint allows no revoke endpoint); remove "mailwarden" at https://myaccount.google.com/permissions to revoke it.';
+  'Google did not confirm revoking the grant (no token to revoke, or the request failed); remove "mailwarden" at https://myaccount.google.com/permissions to be sure.';
+
+/** Revokes a refresh token at the provider; true when it confirmed. Supplied by the caller. */
+export type Revoker = (refreshToken: string) => Promise<boolean>;
 
 export function accountsPath(env: Env): string {
   return join(configDir(env), 'accounts.json');
@@ -240,9 +239,9 @@ export interface RemovedAccount {
   /** The account that is the default now, if the removed one was. */
   newDefault?: string;
   tokenDeleted: boolean;
-  /** Always false today: see REVOKE_NOTE. */
-  revoked: false;
-  note: string;
+  /** Google confirmed revoking the refresh token (best effort, before the file is deleted). */
+  revoked: boolean;
+  note?: string;
 }
 
 /**
@@ -250,7 +249,7 @@ export interface RemovedAccount {
  * its credentials gone from this machine. A name with a token file but no entry (the implicit
  * single account) is removable too.
  */
-export async function removeAccount(env: Env, ref: string): Promise<RemovedAccount> {
+export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Promise<RemovedAccount> {
   const list = await readAccounts(env);
   const found = findAccount(list, ref);
   const name = found?.name ?? checkName(ref, 'name');
@@ -260,7 +259,16 @@ export async function removeAccount(env: Env, ref: string): Promise<RemovedAccou
     () => false,
   );
   if (found === undefined && !tokenExisted) throw notRegistered(list, ref);
-  const out: RemovedAccount = { tokenDeleted: false, revoked: false, note: REVOKE_NOTE };
+  const out: RemovedAccount = { tokenDeleted: false, revoked: false };
+  if (tokenExisted && revoke !== undefined) {
+    // Best effort: an undecryptable token or an unreachable Google never blocks the removal.
+    const refreshToken = await readToken(env, name).then(
+      (t) => t.refreshToken,
+      () => undefined,
+    );
+    if (refreshToken !== undefined) out.revoked = await revoke(refreshToken).catch(() => false);
+  }
+  if (!out.revoked) out.note = REVOKE_NOTE;
   if (found !== undefined) {
     const rest = list.filter((a) => a.name !== found.name);
     const next = found.default && rest.length > 0 ? normaliseDefault(rest) : rest;

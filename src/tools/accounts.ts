@@ -83,14 +83,14 @@ export const removeAccount = defineTool({
   access: 'destructive',
   registry: true,
   description:
-    'Forget an account: deletes its registry entry and its token file on this machine. The grant at Google is not revoked (the result says how to).',
+    'Forget an account: revokes its grant at Google (best effort; revoked says whether Google confirmed), then deletes its registry entry and its token file on this machine.',
   input: z.strictObject({ account: z.string().max(320).describe('name, alias or address') }),
   output: z.object({
     removed: z.string(),
     tokenDeleted: z.boolean(),
     newDefault: z.string().optional(),
     revoked: z.boolean(),
-    note: z.string(),
+    note: z.string().optional(),
   }),
   async handle(ctx, args) {
     const out = await registryOf(ctx).remove(args.account);
@@ -99,7 +99,7 @@ export const removeAccount = defineTool({
       tokenDeleted: out.tokenDeleted,
       ...(out.newDefault === undefined ? {} : { newDefault: out.newDefault }),
       revoked: out.revoked,
-      note: out.note,
+      ...(out.note === undefined ? {} : { note: out.note }),
     };
   },
 });

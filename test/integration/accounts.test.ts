@@ -327,10 +327,10 @@ describe('per-account tiers and the accounts tier (in-process runtime)', () => {
     });
   });
 
-  it('remove_account deletes the entry and the token file, and says the grant was not revoked', async () => {
+  it('remove_account revokes the grant at Google, deletes the entry and the token file', async () => {
     const r = await client.call('remove_account', { account: 'sp' });
-    expect(r.structured).toMatchObject({ removed: 'spare', tokenDeleted: true, revoked: false });
-    expect((r.structured as { note: string }).note).toContain('myaccount.google.com/permissions');
+    expect(r.structured).toMatchObject({ removed: 'spare', tokenDeleted: true, revoked: true });
+    expect((r.structured as { note?: string }).note).toBeUndefined();
     expect(existsSync(join(s.dir, 'tokens', 'spare.json'))).toBe(false);
     expect(err(await client.call('get_profile', { account: 'spare' })).code).toBe('invalid_input');
   });

@@ -55,6 +55,32 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promis
   });
 }
 
+export const REVOKE_URL = 'https://oauth2.googleapis.com/revoke';
+
+/**
+ * Revokes a refresh token at Google (RFC 7009), through the checkpoint like every request.
+ * Best effort: one attempt; the answer says whether Google confirmed it.
+ */
+export async function revokeRefreshToken(
+  wire: Wire,
+  refreshToken: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  try {
+    const res = await wire.send({
+      method: 'POST',
+      url: REVOKE_URL,
+      body: new URLSearchParams({ token: refreshToken }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
 /** Access tokens from a refresh token: cached, shared between concurrent callers, refreshed once. */
 export class TokenSource {
   private cached: CachedToken | undefined;

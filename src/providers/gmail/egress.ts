@@ -186,10 +186,17 @@ function hasForwardKey(value: unknown): boolean {
 function checkBody(req: EgressRequest, endpoint: Endpoint): void {
   if (req.body === undefined) {
     if (endpoint.name === 'oauth.token') throw refuse(req, 'a token request needs a grant');
+    if (endpoint.name === 'oauth.revoke') throw refuse(req, 'a revoke request needs the token');
     return;
   }
   if (endpoint.method === 'GET' || endpoint.method === 'DELETE') {
     throw refuse(req, `${endpoint.name} takes no request body`);
+  }
+  if (endpoint.name === 'oauth.revoke') {
+    const keys = [...new URLSearchParams(req.body).keys()];
+    if (keys.length !== 1 || keys[0] !== 'token')
+      throw refuse(req, 'a revoke request carries only the token');
+    return;
   }
   if (endpoint.name === 'oauth.token') {
     const grant = new URLSearchParams(req.body).getAll('grant_type');

@@ -27,6 +27,7 @@ const SCOPE_BY_TIER: Readonly<Record<Tier, string>> = {
 
 export type EndpointName =
   | 'oauth.token'
+  | 'oauth.revoke'
   | 'users.getProfile'
   | 'labels.list'
   | 'labels.get'
@@ -100,6 +101,17 @@ export const ENDPOINTS: readonly Endpoint[] = [
     method: 'POST',
     host: OAUTH_HOST,
     pathPattern: '/token',
+    units: 0,
+    tier: 'read',
+    scope: '',
+    query: [],
+  },
+  // Forgetting an account revokes its grant (RFC 7009); the body may carry only the token.
+  {
+    name: 'oauth.revoke',
+    method: 'POST',
+    host: OAUTH_HOST,
+    pathPattern: '/revoke',
     units: 0,
     tier: 'read',
     scope: '',

@@ -55,3 +55,8 @@ export function loopbackTransport(baseUrl: string, inner: Transport = fetchTrans
     return inner(`${prefix}${url.slice(origin.length)}`, init);
   };
 }
+
+/** Google itself, or a sandbox on loopback when one is named (tests, demo, benchmarks). */
+export function googleTransport(sandboxUrl: string | undefined): Transport {
+  return sandboxUrl ? loopbackTransport(sandboxUrl) : fetchTransport;
+}

@@ -48,7 +48,13 @@ describe('the token endpoint passes the checkpoint too', () => {
       { method: 'POST', url },
       { method: 'GET', url },
       { method: 'POST', url: `${url}?access_type=offline`, body: 'grant_type=refresh_token' },
-      { method: 'POST', url: 'https://oauth2.googleapis.com/revoke', body: 'token=t' },
+      {
+        method: 'POST',
+        url: 'https://oauth2.googleapis.com/revoke',
+        body: 'token=t&grant_type=refresh_token',
+      },
+      { method: 'POST', url: 'https://oauth2.googleapis.com/revoke' },
+      { method: 'GET', url: 'https://oauth2.googleapis.com/revoke?token=t' },
       { method: 'POST', url: 'https://oauth2.googleapis.com./token', body: 'grant_type=refresh_token' },
       { method: 'POST', url: 'https://accounts.google.com/o/oauth2/token', body: 'grant_type=refresh_token' },
       { method: 'POST', url: 'https://gmail.googleapis.com/token', body: 'grant_type=refresh_token' },
@@ -57,11 +63,20 @@ describe('the token endpoint passes the checkpoint too', () => {
       expect(() => checkEgress(req, read), JSON.stringify(req)).toThrow(/mailwarden refused/);
     }
   });
+
+  it('allows revoking a refresh token (RFC 7009) with the token and nothing else', () => {
+    const r = checkEgress(
+      { method: 'POST', url: 'https://oauth2.googleapis.com/revoke', body: 'token=t' },
+      read,
+    );
+    expect(r.name).toBe('oauth.revoke');
+    expect(r.units).toBe(0);
+  });
 });
 
 describe('the endpoint table', () => {
   it('gives each endpoint a scope that its tier requests, and the documented units', () => {
-    for (const e of ENDPOINTS.filter((x) => x.name !== 'oauth.token')) {
+    for (const e of ENDPOINTS.filter((x) => !x.name.startsWith('oauth.'))) {
       expect(scopesForTiers(new Set<Tier>(['read', e.tier])), e.name).toContain(e.scope);
     }
     const units = Object.fromEntries(ENDPOINTS.map((e) => [e.name, e.units]));
@@ -82,7 +97,7 @@ describe('the endpoint table', () => {
   });
 
   it('matches a real Gmail method for every Gmail endpoint', () => {
-    for (const e of ENDPOINTS.filter((x) => x.name !== 'oauth.token')) {
+    for (const e of ENDPOINTS.filter((x) => !x.name.startsWith('oauth.'))) {
       const twin = API.find((m) => m.httpMethod === e.method && m.path === e.pathPattern);
       expect(twin, e.name).toBeDefined();
     }
