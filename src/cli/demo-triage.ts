@@ -1,9 +1,8 @@
 import type { LocalClient } from '../mcp/local-client.js';
+import { call, show } from './demo-kit.js';
 
 /* Steps of `mailwarden demo`: they print for a person, so console output is the point. */
 
-const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
-const show = (s: unknown): string => String(s ?? '').replace(FENCED, '$1');
 
 interface Bucket {
   threads: number;
@@ -36,12 +35,6 @@ interface FollowUpsOut {
   usage: { requests: number; quotaUnits: number };
 }
 
-async function call<T>(client: LocalClient, tool: string, args: Record<string, unknown>): Promise<T> {
-  console.log(`\n$ mailwarden call ${tool} '${JSON.stringify(args)}' --demo`);
-  const r = await client.call(tool, args);
-  if (r.isError) throw new Error(`${tool} failed: ${r.text}`);
-  return r.structured as T;
-}
 
 const days = (n: number): string => (n === 1 ? '1 day' : `${n} days`);
 

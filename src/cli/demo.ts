@@ -5,6 +5,7 @@ import { call, show } from './demo-kit.js';
 import { tourJudge } from './demo-judge.js';
 import { tourOrganise } from './demo-organise.js';
 import { tourSnooze } from './demo-snooze.js';
+import { digestTourStep, followUpsTourStep } from './demo-triage.js';
 import { unsubscribeTourStep } from './demo-unsubscribe.js';
 import { buildRuntime } from './runtime.js';
 
@@ -125,7 +126,9 @@ export async function runDemo(): Promise<number> {
     await tourOrganise(client, sandbox, DEMO_ADDRESS);
     await tourSnooze(client, sandbox, DEMO_ADDRESS, (ms) => clock.advance(ms));
     await tourJudge(client, sandbox, '4.');
-    await unsubscribeTourStep(client, sandbox, '6.');
+    await digestTourStep(client, '5.');
+    await followUpsTourStep(client, '6.');
+    await unsubscribeTourStep(client, sandbox, '7.');
 
     const self = `node ${process.argv[1] ?? 'dist/cli/main.js'}`;
     console.log(`

@@ -59,9 +59,12 @@ export function isNewsletter(headers: readonly Header[]): boolean {
   );
 }
 
-/** Local parts of addresses nobody reads (RFC 3834 §3.1.5 suggests not answering them). */
+/**
+ * Local parts of addresses nobody reads (RFC 3834 §3.1.5 suggests not answering them), also
+ * behind a prefix such as messages-noreply@ or team.no-reply@.
+ */
 const ROBOT_LOCAL =
-  /^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer[-_.]?daemon|postmaster|bounces?)(?:[-+_.].*)?$/i;
+  /^(?:.*[-_.])?(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer[-_.]?daemon|postmaster|bounces?)(?:[-+_.].*)?$/i;
 
 /**
  * RFC 3834 §5 Auto-Submitted (anything but "no"), the X-Autoreply / X-Autorespond headers

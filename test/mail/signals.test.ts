@@ -80,6 +80,8 @@ describe('automated', () => {
     'do-not-reply@x.example',
     'MAILER-DAEMON@mx1.x.example',
     'postmaster@x.example',
+    'messages-noreply@linkmesh.example',
+    'team.no-reply@x.example',
   ])('no-reply sender %s', (address) => {
     expect(present([['From', `Robot <${address}>`]])).toEqual(['automated']);
   });
@@ -87,6 +89,7 @@ describe('automated', () => {
   it('does not take people for robots', () => {
     expect(present([['From', 'Noreen <noreen@x.example>']])).toEqual([]);
     expect(present([['From', 'replies@x.example']])).toEqual([]);
+    expect(present([['From', 'anna.noreen@x.example']])).toEqual([]);
   });
 
   it('is set for a delivery status report (multipart/report)', () => {
