@@ -3,7 +3,6 @@ import { call, show } from './demo-kit.js';
 
 /* Steps of `mailwarden demo`: they print for a person, so console output is the point. */
 
-
 interface Bucket {
   threads: number;
   unread: number;
@@ -34,7 +33,6 @@ interface FollowUpsOut {
   scanned: { inbox: { indexHits: number; corrected: number; bodiesRead: number } };
   usage: { requests: number; quotaUnits: number };
 }
-
 
 const days = (n: number): string => (n === 1 ? '1 day' : `${n} days`);
 

@@ -15,32 +15,37 @@ import { getThread } from './thread.js';
 import { followUps, triageDigest } from './triage.js';
 import { bulkUnsubscribe, unsubscribe } from './unsubscribe.js';
 
-/** Every tool mailwarden defines, in the order tools/list shows them. */
+/** Every tool mailwarden defines, grouped by tier (read first), in the order tools/list shows them. */
 export const ALL_TOOLS: readonly AnyTool[] = [
+  // read
   search,
   getThread,
   listLabels,
   getProfile,
   whatChanged,
-  snooze,
-  unsnooze,
-  listSnoozed,
-  sweepSnoozed,
-  readAttachment,
-  downloadAttachment,
-  exportThread,
-  ...ORGANISE_TOOLS,
+  triageDigest,
+  followUps,
   listUnsubscribe,
   listSubscriptions,
+  readAttachment,
+  listSnoozed,
+  // manage
+  ...ORGANISE_TOOLS,
+  snooze,
+  unsnooze,
+  sweepSnoozed,
   unsubscribe,
   bulkUnsubscribe,
+  downloadAttachment,
+  exportThread,
+  // filters
   listFilters,
   previewFilter,
   createFilter,
   deleteFilter,
+  // drafts (opt-in)
   createDraft,
   draftReply,
+  // list_accounts (read) and the opt-in accounts tier
   ...ACCOUNT_TOOLS,
-  triageDigest,
-  followUps,
 ];
