@@ -60,12 +60,54 @@ export function enabledTools(tools: readonly AnyTool[], tiers: ReadonlySet<Tier>
  * accepts anything, and the zod schema runs inside our handler.
  */
 function advertiseOnly(schema: z.ZodObject) {
+  const json = schema['~standard'].jsonSchema;
   return {
     '~standard': {
       version: 1 as const,
       vendor: 'mailwarden',
       validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
-      jsonSchema: schema['~standard'].jsonSchema,
+      jsonSchema: {
+        input: (o: JsonOpts) => compact(json.input(o), false),
+        output: (o: JsonOpts) => compact(json.output(o), false),
+      },
+    },
+  };
+}
+
+type JsonOpts = Parameters<z.ZodObject['~standard']['jsonSchema']['input']>[0];
+
+/**
+ * tools/list is paid for in context on every session. `$schema` says nothing a client needs,
+ * and in output schemas `additionalProperties: false` neither (the server writes the output);
+ * dropping them saves about a tenth of the listing (docs/benchmarks.md).
+ */
+function compact(schema: Record<string, unknown>, isOutput: boolean): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (k === '$schema') continue;
+      if (isOutput && k === 'additionalProperties' && x === false) continue;
+      out[k] = walk(x);
+    }
+    return out;
+  };
+  return walk(schema) as Record<string, unknown>;
+}
+
+/** The output schema as advertised (compacted); results are still validated with zod. */
+function advertisedOutput(schema: z.ZodObject) {
+  const json = schema['~standard'].jsonSchema;
+  return {
+    '~standard': {
+      version: 1 as const,
+      vendor: 'mailwarden',
+      validate: schema['~standard'].validate,
+      jsonSchema: {
+        input: (o: JsonOpts) => compact(json.input(o), true),
+        output: (o: JsonOpts) => compact(json.output(o), true),
+      },
     },
   };
 }
@@ -102,7 +144,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
         title: tool.title,
         description: tool.description,
         inputSchema: advertiseOnly(advertisedInput(tool)),
-        outputSchema: tool.output,
+        outputSchema: advertisedOutput(tool.output),
         annotations: annotationsFor(tool),
       },
       async (rawArgs, ctx): Promise<CallToolResult | InputRequiredResult> => {
