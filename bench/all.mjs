@@ -1,0 +1,22 @@
+// npm run bench: every benchmark in sequence (each in its own process, so one's sandbox and
+// caches cannot help another), printed as one JSON object. docs/benchmarks.md records the runs.
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+
+const benches = { foundation: 'run.mjs', bulk: 'bulk.mjs', triage: 'triage.mjs' };
+const only = process.argv.slice(2);
+const out = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+};
+for (const [name, file] of Object.entries(benches)) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  const text = execFileSync(process.execPath, [resolve(import.meta.dirname, file)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  out[name] = JSON.parse(text);
+}
+console.log(JSON.stringify(out, null, 2));
