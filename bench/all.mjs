@@ -8,7 +8,12 @@ const benches = { foundation: 'run.mjs', bulk: 'bulk.mjs', triage: 'triage.mjs' 
 const only = process.argv.slice(2);
 const out = {
   date: new Date().toISOString(),
-  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  },
 };
 for (const [name, file] of Object.entries(benches)) {
   if (only.length > 0 && !only.includes(name)) continue;

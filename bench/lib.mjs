@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-export const MAIN = resolve(import.meta.dirname, '../dist/cli/main.js');
+export const MAIN = resolve(import.meta.dirname, '../dist/bundle/main.js');
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);

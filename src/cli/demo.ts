@@ -130,11 +130,11 @@ export async function runDemo(): Promise<number> {
     await followUpsTourStep(client, '6.');
     await unsubscribeTourStep(client, sandbox, '7.');
 
-    const self = `node ${process.argv[1] ?? 'dist/cli/main.js'}`;
+    const self = `node ${process.argv[1] ?? 'dist/bundle/main.js'}`;
     console.log(`
 Connect an MCP client to this sandbox mailbox (stdio; MCP 2025-11-25 and 2026-07-28):
   Claude Code:     claude mcp add mailwarden-demo -- ${self} --demo
-  Claude Desktop:  "mcpServers": { "mailwarden": { "command": "node", "args": ["${process.argv[1] ?? 'dist/cli/main.js'}", "--demo"] } }
+  Claude Desktop:  "mcpServers": { "mailwarden": { "command": "node", "args": ["${process.argv[1] ?? 'dist/bundle/main.js'}", "--demo"] } }
   one tool:        ${self} call search '{"query":"is:unread"}' --demo
 Drop --demo to serve a real Gmail account (see README: credentials.json and a token).`);
     return 0;

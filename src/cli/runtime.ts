@@ -18,9 +18,28 @@ import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
 
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+/**
+ * mailwarden's own package.json, found by walking up from this file: the same code runs from
+ * dist/cli (tsc output) and from dist/bundle's chunks (the bundled bin).
+ */
+function ownPackageJson(): { version: string } {
+  let dir = new URL('.', import.meta.url);
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as {
+        name?: string;
+        version: string;
+      };
+      if (pkg.name === 'mailwarden') return pkg;
+    } catch {
+      // not here: keep walking up
+    }
+    dir = new URL('..', dir);
+  }
+  return { version: '0.0.0-unknown' };
+}
+
+export const VERSION: string = ownPackageJson().version;
 
 /** stdout carries MCP, so every diagnostic goes to stderr as one JSON line. */
 export const stderrLogger: Logger = {

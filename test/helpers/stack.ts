@@ -7,7 +7,7 @@ import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 
-export const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+export const MAIN = resolve(import.meta.dirname, '../../dist/bundle/main.js');
 
 export type Protocol = '2025-11-25' | '2026-07-28';
 
