@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { serveOverStdio } from '../mcp/stdio.js';
+import { tiersFromEnv } from '../policy/tiers.js';
 import { isMailError } from '../mail/errors.js';
 import { buildRuntime, DEMO_ACCOUNT_ADDRESS, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
 
@@ -153,12 +154,14 @@ async function main(): Promise<number | undefined> {
       const port = flagString(p, 'port');
       const { runHttp } = await import('./http.js');
       // Over stdio only the local client can reach the file-writing tools; over HTTP every
-      // client holding the token can, so say where they may write.
+      // client holding the token can, so say at start where they may write, or that they can't.
       const downloadDir = process.env['MAILWARDEN_DOWNLOAD_DIR'];
-      if (downloadDir)
+      if (tiersFromEnv(process.env).has('manage'))
         stderrLogger.warn(
-          'MAILWARDEN_DOWNLOAD_DIR is set: every HTTP client with the token can write files there (download_attachment, export_thread)',
-          { downloadDir },
+          downloadDir
+            ? 'MAILWARDEN_DOWNLOAD_DIR is set: every HTTP client with the token can write files there (download_attachment, export_thread)'
+            : 'the manage tier is on but MAILWARDEN_DOWNLOAD_DIR is unset: download_attachment and export_thread will refuse until it names a directory',
+          downloadDir ? { downloadDir } : {},
         );
       await runHttp({
         demo: p.flags.has('demo'),

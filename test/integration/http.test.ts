@@ -143,6 +143,10 @@ describe('mailwarden http --demo', () => {
     expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
 
+  it('warns at start that the file-writing tools refuse while MAILWARDEN_DOWNLOAD_DIR is unset', () => {
+    expect(s.stderr()).toContain('the manage tier is on but MAILWARDEN_DOWNLOAD_DIR is unset');
+  });
+
   it('answers 401 without a bearer, with a wrong one, and with a wrong scheme', async () => {
     const none = await post(s.url, {});
     expect(none.status).toBe(401);
