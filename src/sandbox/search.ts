@@ -124,13 +124,45 @@ export function listMessages(
   params: ListParams,
   now: number,
 ): ListResult<StoredMessage> {
-  const matcher = new Matcher(mailbox, params, now);
   const stale = staleMessageIndex.get(mailbox)?.() === true;
-  const hits = [...mailbox.messages.values()]
-    .filter((m) => matcher.matches(m, stale ? staleView(mailbox, m) : m.labelIds, m.labelIds))
-    .sort(newestFirst);
+  const key = listKey(mailbox, params, now, stale);
+  let hits = lastListing.get(mailbox)?.key === key ? lastListing.get(mailbox)?.hits : undefined;
+  if (hits === undefined) {
+    const matcher = new Matcher(mailbox, params, now);
+    hits = [...mailbox.messages.values()]
+      .filter((m) => matcher.matches(m, stale ? staleView(mailbox, m) : m.labelIds, m.labelIds))
+      .sort(newestFirst);
+    lastListing.set(mailbox, { key, hits });
+  }
   const page = pageAfter(hits, messageKey, params.pageToken, params.maxResults);
   return { ...page, resultSizeEstimate: hits.length };
+}
+
+/**
+ * A client pages through one listing with the same parameters; re-evaluating every message for
+ * each page made a 10,000-message bulk_modify spend most of its sandbox time here. The answer is
+ * reused while nothing that could change it has: the mailbox's history id (every message and
+ * label change moves it), its size, its label names, the stale-index switch and the minute
+ * (relative dates in `q`).
+ */
+const lastListing = new WeakMap<UserMailbox, { key: string; hits: StoredMessage[] }>();
+const labelNamesVersion = new WeakMap<ReadonlyMap<string, string>, number>();
+let namesSeq = 0;
+
+function listKey(mailbox: UserMailbox, params: ListParams, now: number, stale: boolean): string {
+  const names = mailbox.labelNames();
+  let v = labelNamesVersion.get(names);
+  if (v === undefined) labelNamesVersion.set(names, (v = ++namesSeq));
+  return JSON.stringify([
+    params.q ?? '',
+    params.labelIds,
+    params.includeSpamTrash,
+    stale,
+    mailbox.history.historyId,
+    mailbox.messages.size,
+    v,
+    Math.floor(now / 60_000),
+  ]);
 }
 
 export interface ThreadHit {
