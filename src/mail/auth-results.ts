@@ -9,6 +9,8 @@
 import { parseAddressList } from './headers.js';
 import { decodeDomain, domainOfAddress, isDomainName, relaxedAligned } from './domains.js';
 import type { Header } from './types.js';
+import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from './vocabulary.js';
+import type { DkimResult, DmarcResult, SpfResult } from './vocabulary.js';
 
 /** The authserv-id Gmail's MX writes (an IMAP account will configure its own). */
 export const GMAIL_AUTHSERV_ID = 'mx.google.com';
@@ -18,22 +20,9 @@ export const GMAIL_AUTHSERV_ID = 'mx.google.com';
  * outside its list is reported as `unknown`: a verdict field can only ever hold one of these
  * tokens, never text the sender managed to put there.
  */
-export const DKIM_RESULTS = ['pass', 'fail', 'neutral', 'none', 'policy', 'temperror', 'permerror'] as const;
-export const SPF_RESULTS = [
-  'pass',
-  'fail',
-  'softfail',
-  'neutral',
-  'none',
-  'policy',
-  'temperror',
-  'permerror',
-] as const;
-export const DMARC_RESULTS = ['pass', 'fail', 'none', 'temperror', 'permerror'] as const;
 
-export type DkimResult = (typeof DKIM_RESULTS)[number] | 'unknown';
-export type SpfResult = (typeof SPF_RESULTS)[number] | 'unknown';
-export type DmarcResult = (typeof DMARC_RESULTS)[number] | 'unknown';
+export { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS };
+export type { DkimResult, DmarcResult, SpfResult };
 
 export interface Authentication {
   /** No report by the trusted authserv-id: nothing was checked, which is never "passed". */

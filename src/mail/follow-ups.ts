@@ -9,24 +9,10 @@ import { messageSignals } from './signals.js';
 import type { SignalName } from './signals.js';
 import { header } from './summary.js';
 import type { MailMessage, MailThread } from './types.js';
+import { SIGNAL_HEADERS } from './vocabulary.js';
 
 /** What the judgement reads from a metadata read (threads.get format=metadata). */
-export const FOLLOW_UP_HEADERS = [
-  'From',
-  'To',
-  'Cc',
-  'Bcc',
-  'Subject',
-  'Reply-To',
-  'List-Id',
-  'List-Unsubscribe',
-  'Precedence',
-  'Auto-Submitted',
-  'X-Autoreply',
-  'X-Autorespond',
-  'X-Auto-Response-Suppress',
-  'Content-Type',
-];
+export const FOLLOW_UP_HEADERS: readonly string[] = [...SIGNAL_HEADERS, 'To', 'Cc', 'Bcc', 'Subject'];
 
 export const DAY_MS = 86_400_000;
 

@@ -16,16 +16,11 @@ import {
 } from './domains.js';
 import { judgeLookalike } from './lookalike.js';
 import type { Header, MailMessage, MailThread, MimeNode } from './types.js';
+import { SIGNAL_NAMES } from './vocabulary.js';
+import type { SignalName } from './vocabulary.js';
 
-export const SIGNAL_NAMES = [
-  'newsletter',
-  'automated',
-  'calendar',
-  'replyToMismatch',
-  'displayNameSpoof',
-  'lookalikeDomain',
-] as const;
-export type SignalName = (typeof SIGNAL_NAMES)[number];
+export { SIGNAL_NAMES };
+export type { SignalName };
 
 /** A domain that explains a signal, only for the signals that have one. */
 export interface SignalDetails {

@@ -9,21 +9,10 @@ import { headerValue, parseAddressList } from './headers.js';
 import { hasCalendar, messageSignals, SIGNAL_NAMES } from './signals.js';
 import type { SignalName } from './signals.js';
 import type { MailMessage, MailThread } from './types.js';
+import { SIGNAL_HEADERS } from './vocabulary.js';
 
 /** What the signals need from a metadata read (threads.get format=metadata). */
-export const TRIAGE_HEADERS = [
-  'From',
-  'Reply-To',
-  'List-Id',
-  'List-Unsubscribe',
-  'Precedence',
-  'Auto-Submitted',
-  'X-Autoreply',
-  'X-Autorespond',
-  'X-Auto-Response-Suppress',
-  'Content-Type',
-  'Content-Class',
-];
+export const TRIAGE_HEADERS: readonly string[] = SIGNAL_HEADERS;
 
 const DAY_MS = 86_400_000;
 

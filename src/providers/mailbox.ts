@@ -34,7 +34,7 @@ export interface SearchOptions {
 export interface ThreadReadOptions {
   /** full: headers + MIME tree with bodies; metadata: headers only (root has no children). */
   format: 'full' | 'metadata';
-  metadataHeaders?: string[];
+  metadataHeaders?: readonly string[];
   signal?: AbortSignal;
 }
 

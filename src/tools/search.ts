@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { parseQuery } from '../mail/query.js';
-import type { SignalDetails, SignalName } from '../mail/signals.js';
+import type { SignalDetails } from '../mail/signals.js';
+import { SIGNAL_NAMES } from '../mail/vocabulary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { verifyThreads } from '../mail/verify.js';
 import { defineTool } from './define.js';
@@ -13,20 +14,6 @@ import { mailReaders } from './lazy.js';
 const THREAD_FETCH_CONCURRENCY = 10;
 
 const attachment = z.object({ filename: z.string(), mimeType: z.string(), size: z.number() });
-
-/**
- * The names again rather than imported: src/mail/signals.ts pulls in the charset stack, which
- * tools load only on first call (see lazy.ts). The compiler keeps the two lists equal.
- */
-const SIGNAL_NAMES = [
-  'newsletter',
-  'automated',
-  'calendar',
-  'replyToMismatch',
-  'displayNameSpoof',
-  'lookalikeDomain',
-] as const satisfies readonly SignalName[];
-const _allSignalsListed: SignalName extends (typeof SIGNAL_NAMES)[number] ? true : never = true;
 
 /**
  * On every hit, so it is kept small: the names of the signals present ([] when none, about 12

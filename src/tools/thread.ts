@@ -1,42 +1,17 @@
 import { z } from 'zod';
 import { invalidInput } from '../mail/errors.js';
-import type { Authentication, DkimResult, DmarcResult, SpfResult } from '../mail/auth-results.js';
+import type { Authentication } from '../mail/auth-results.js';
+import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from '../mail/vocabulary.js';
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { defineTool } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 
-/**
- * RFC 8601 §2.7 / RFC 7489 §11.2 result names, restated here so this module does not load the
- * charset stack at startup (see lazy.ts); the compiler keeps them equal to auth-results.ts.
- */
-const SPF = [
-  'pass',
-  'fail',
-  'softfail',
-  'neutral',
-  'none',
-  'policy',
-  'temperror',
-  'permerror',
-  'unknown',
-] as const;
-const DKIM = ['pass', 'fail', 'neutral', 'none', 'policy', 'temperror', 'permerror', 'unknown'] as const;
-const DMARC = ['pass', 'fail', 'none', 'temperror', 'permerror', 'unknown'] as const;
-const _sameResults: [SpfResult, DkimResult, DmarcResult] extends [
-  (typeof SPF)[number],
-  (typeof DKIM)[number],
-  (typeof DMARC)[number],
-]
-  ? [(typeof SPF)[number], (typeof DKIM)[number], (typeof DMARC)[number]] extends [
-      SpfResult,
-      DkimResult,
-      DmarcResult,
-    ]
-    ? true
-    : never
-  : never = true;
+// 'unknown' stands for anything else a report says: a verdict field never holds free text.
+const SPF = [...SPF_RESULTS, 'unknown'] as const;
+const DKIM = [...DKIM_RESULTS, 'unknown'] as const;
+const DMARC = [...DMARC_RESULTS, 'unknown'] as const;
 
 const authentication = z
   .object({
