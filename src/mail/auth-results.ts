@@ -11,6 +11,7 @@ import { decodeDomain, domainOfAddress, isDomainName, relaxedAligned } from './d
 import type { Header } from './types.js';
 import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from './vocabulary.js';
 import type { DkimResult, DmarcResult, SpfResult } from './vocabulary.js';
+import { stripComments } from './mime.js';
 
 /** The authserv-id Gmail's MX writes (an IMAP account will configure its own). */
 export const GMAIL_AUTHSERV_ID = 'mx.google.com';
@@ -57,31 +58,6 @@ interface ResInfo {
 interface Report {
   authservId: string;
   results: ResInfo[];
-}
-
-/** Removes RFC 5322 comments (nested, backslash-escaped) outside quoted strings. */
-function stripComments(s: string): string {
-  let out = '';
-  let depth = 0;
-  let quoted = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i] as string;
-    if (c === '\\' && i + 1 < s.length) {
-      if (depth === 0) out += c + s[i + 1];
-      i++;
-    } else if (quoted) {
-      out += c;
-      if (c === '"') quoted = false;
-    } else if (c === '(') {
-      depth++;
-    } else if (c === ')' && depth > 0) {
-      if (--depth === 0) out += ' ';
-    } else if (depth === 0) {
-      if (c === '"') quoted = true;
-      out += c;
-    }
-  }
-  return out;
 }
 
 /** Words, "=" and quoted strings (unquoted), splitting resinfo at ";" outside quotes. */

@@ -78,24 +78,27 @@ export interface ParsedStructuredHeader {
   params: Map<string, string>;
 }
 
-/** Removes RFC 822 comments outside quoted strings. */
-function stripComments(s: string): string {
+/**
+ * Removes RFC 5322 §3.2.2 comments (nested, backslash-escaped) outside quoted strings; each
+ * comment leaves a space, so `pass(note)x` cannot fuse into one token.
+ */
+export function stripComments(s: string): string {
   let out = '';
   let depth = 0;
   let quoted = false;
   for (let i = 0; i < s.length; i++) {
     const c = s[i] as string;
-    if (quoted) {
+    if (c === '\\' && i + 1 < s.length) {
+      if (depth === 0) out += c + s[i + 1];
+      i++;
+    } else if (quoted) {
       out += c;
-      if (c === '\\' && i + 1 < s.length) out += s[++i];
-      else if (c === '"') quoted = false;
-    } else if (depth > 0) {
-      if (c === '\\') i++;
-      else if (c === '(') depth++;
-      else if (c === ')') depth--;
+      if (c === '"') quoted = false;
     } else if (c === '(') {
-      depth = 1;
-    } else {
+      depth++;
+    } else if (c === ')' && depth > 0) {
+      if (--depth === 0) out += ' ';
+    } else if (depth === 0) {
       if (c === '"') quoted = true;
       out += c;
     }

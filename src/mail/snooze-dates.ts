@@ -1,4 +1,5 @@
 import { invalidInput } from './errors.js';
+import { offsetAt, wallOf } from './zones.js';
 
 /**
  * Snooze dates: what `until` means, resolved in one IANA time zone with Intl (chrono-node is not
@@ -32,48 +33,6 @@ const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 /** Far enough for any real snooze; further out is almost always a typo (2062 for 2026). */
 const MAX_AHEAD_DAYS = 5 * 366;
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** The wall clock in `timeZone` at an instant. */
-export function wallOf(instant: number, timeZone: string): CivilDate & WallTime & { second: number } {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(instant)) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  }
-  return {
-    year: parts['year'] ?? 0,
-    month: parts['month'] ?? 0,
-    day: parts['day'] ?? 0,
-    hour: parts['hour'] ?? 0,
-    minute: parts['minute'] ?? 0,
-    second: parts['second'] ?? 0,
-  };
-}
-
-/** Offset of `timeZone` from UTC at an instant, in ms (Berlin in summer: +7,200,000). */
-export function offsetAt(instant: number, timeZone: string): number {
-  const w = wallOf(instant, timeZone);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return asUtc - Math.floor(instant / 1000) * 1000;
-}
 
 function sameWall(a: CivilDate & WallTime, b: CivilDate & WallTime): boolean {
   return (
@@ -277,3 +236,5 @@ export function resolveUntil(input: string, now: number, timeZone: string): Reso
   }
   return { spec, at };
 }
+
+export { offsetAt, wallOf };

@@ -1,5 +1,6 @@
 import { invalidInput } from '../errors.js';
 import type { TermNode } from './ast.js';
+import { offsetAt } from '../zones.js';
 
 /** A run of words that must appear next to each other; `raw` serves values with no word in them. */
 export interface Phrase {
@@ -145,24 +146,7 @@ function listOf(values: Iterable<string>): string {
   return [...values].join(', ');
 }
 
-/** Offset of Los Angeles wall-clock time from UTC at instant `t`, from the runtime's tz data. */
-let laFormat: Intl.DateTimeFormat | undefined;
-function laOffsetMs(t: number): number {
-  laFormat ??= new Intl.DateTimeFormat('en-US', {
-    timeZone: 'America/Los_Angeles',
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
-  const parts = new Map(laFormat.formatToParts(t).map((p) => [p.type, Number(p.value)]));
-  const get = (type: Intl.DateTimeFormatPartTypes): number => parts.get(type) ?? NaN;
-  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return wall - Math.floor(t / 1000) * 1000;
-}
+const laOffsetMs = (t: number): number => offsetAt(t, 'America/Los_Angeles');
 
 /** Gmail reads after:/before: dates as midnight Pacific time, whatever the user's own zone. */
 export function laMidnight(year: number, month: number, day: number): number {
