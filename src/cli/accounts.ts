@@ -21,7 +21,8 @@ import type {
   RemovedAccount,
   Revoker,
 } from '../store/accounts.js';
-import { readToken } from '../store/config.js';
+import { readToken, tokenPath } from '../store/config.js';
+import { tiersGrantedAt } from '../store/tokens.js';
 import type { Env } from '../store/config.js';
 
 export interface RouterOptions {
@@ -66,16 +67,22 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
     return list.length > 0 ? list : [implicit('default')];
   }
 
-  const toServed = (a: AccountEntry): ServedAccount => ({
-    name: a.name,
+  /**
+   * An account's tiers: its own, within the server's, and within what its token was granted
+   * (read from the clear part of the token file; the demo's sandbox token has every scope).
+   */
+  const toServed = async (a: AccountEntry): Promise<ServedAccount> => {
     // read is always on: every account can at least be read if the server lists anything.
-    tiers: new Set<Tier>(['read', ...a.tiers.filter((t) => opts.serverTiers.has(t))]),
-  });
+    const own = new Set<Tier>(['read', ...a.tiers.filter((t) => opts.serverTiers.has(t))]);
+    if (opts.demo) return { name: a.name, tiers: own };
+    const granted = await tiersGrantedAt(tokenPath(opts.env, a.name), own);
+    return { name: a.name, tiers: granted.tiers };
+  };
 
   async function resolve(ref?: string): Promise<ServedAccount> {
     const list = await served();
     const found = ref === undefined ? (list.find((a) => a.default) ?? list[0]) : findAccount(list, ref);
-    if (found !== undefined) return toServed(found);
+    if (found !== undefined) return await toServed(found);
     const names = list.map((a) => a.name).join(', ');
     const why =
       opts.pinned !== undefined
@@ -159,7 +166,7 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
 
   return {
     resolve,
-    all: async () => (await served()).map(toServed),
+    all: async () => Promise.all((await served()).map(toServed)),
     mailboxFor: async (ref?: string) => open(await resolve(ref)),
     registry,
     async close() {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -300,6 +300,26 @@ describe('per-account tiers and the accounts tier (in-process runtime)', () => {
   it('lets the same write through on the account that allows manage', async () => {
     const r = await client.call('probe_write', {});
     expect(r).toMatchObject({ isError: false, structured: { account: 'work' } });
+  });
+
+  it('narrows an account to what its token was granted: a manage account with a read-only grant cannot write', async () => {
+    const path = join(s.dir, 'tokens', 'work.json');
+    const before = readFileSync(path, 'utf8');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        refresh_token: s.tokens.work,
+        scopes: ['https://www.googleapis.com/auth/gmail.readonly'],
+      }),
+    );
+    try {
+      const r = await client.call('probe_write', { account: 'work' });
+      expect(err(r).code).toBe('forbidden_operation');
+      expect(err(r).message).toContain('account "work" allows tiers read;');
+      expect((await client.call('get_profile', { account: 'work' })).isError).toBe(false);
+    } finally {
+      writeFileSync(path, before);
+    }
   });
 
   it('never takes "all" for a write', async () => {
