@@ -136,7 +136,7 @@ Connect an MCP client to this sandbox mailbox (stdio; MCP 2025-11-25 and 2026-07
   Claude Code:     claude mcp add mailwarden-demo -- ${self} --demo
   Claude Desktop:  "mcpServers": { "mailwarden": { "command": "node", "args": ["${process.argv[1] ?? 'dist/bundle/main.js'}", "--demo"] } }
   one tool:        ${self} call search '{"query":"is:unread"}' --demo
-Drop --demo to serve a real Gmail account: `mailwarden auth`, then `mailwarden check` (see README).`);
+Drop --demo to serve a real Gmail account: run mailwarden auth, then mailwarden check (see README).`);
     return 0;
   } finally {
     await client.close();
