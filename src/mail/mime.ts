@@ -78,10 +78,7 @@ export interface ParsedStructuredHeader {
   params: Map<string, string>;
 }
 
-/**
- * Removes RFC 5322 §3.2.2 comments (nested, backslash-escaped) outside quoted strings; each
- * comment leaves a space, so `pass(note)x` cannot fuse into one token.
- */
+/** RFC 5322 §3.2.2 comments out (nested, escaped); each leaves a space so no tokens fuse. */
 export function stripComments(s: string): string {
   let out = '';
   let depth = 0;
