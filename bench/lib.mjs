@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { sandboxConfigDir } from '../dist/sandbox/client-config.js';
 
 export const MAIN = resolve(import.meta.dirname, '../dist/bundle/main.js');
 
@@ -21,19 +22,7 @@ export function round(x, d = 1) {
 
 /** A config dir holding the sandbox's OAuth client and a refresh token for `address`. */
 export function configFor(sandbox, address) {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-'));
-  writeFileSync(
-    join(dir, 'credentials.json'),
-    JSON.stringify({
-      installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret },
-    }),
-  );
-  mkdirSync(join(dir, 'tokens'));
-  writeFileSync(
-    join(dir, 'tokens', 'default.json'),
-    JSON.stringify({ refresh_token: sandbox.refreshTokenFor(address) }),
-  );
-  return dir;
+  return sandboxConfigDir(sandbox, address, 'mailwarden-bench-');
 }
 
 export async function connect(env) {

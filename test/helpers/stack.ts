@@ -1,9 +1,8 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
+import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 
@@ -42,16 +41,8 @@ export interface StackOptions {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const sandbox =
     options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
-  const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-test-'));
+  const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-test-');
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
-  writeFileSync(
-    join(configDir, 'credentials.json'),
-    JSON.stringify({
-      installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret },
-    }),
-  );
-  mkdirSync(join(configDir, 'tokens'));
-  writeFileSync(join(configDir, 'tokens', 'default.json'), JSON.stringify({ refresh_token: refreshToken }));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
+import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import { MAIN } from '../helpers/stack.js';
 import type { Protocol } from '../helpers/stack.js';
@@ -40,18 +41,7 @@ async function connect(
   protocol: Protocol,
   options: { elicit: boolean; env?: Record<string, string>; autoFulfill?: boolean },
 ): Promise<Conn> {
-  const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-confirm-'));
-  writeFileSync(
-    join(configDir, 'credentials.json'),
-    JSON.stringify({
-      installed: { client_id: sandbox.oauthClient.clientId, client_secret: sandbox.oauthClient.clientSecret },
-    }),
-  );
-  mkdirSync(join(configDir, 'tokens'));
-  writeFileSync(
-    join(configDir, 'tokens', 'default.json'),
-    JSON.stringify({ refresh_token: sandbox.refreshTokenFor(DEMO_ADDRESS) }),
-  );
+  const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-confirm-');
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],
