@@ -1,12 +1,11 @@
+import { stripFences } from '../mail/fence-format.js';
 import type { LocalClient } from '../mcp/local-client.js';
 
 /* Shared by the steps of `mailwarden demo`, which print for a person: console output is the point. */
 
-const FENCED = /\u27E6mail [0-9a-f]+\u27E7([\s\S]*?)\u27E6\/mail [0-9a-f]+\u27E7/g;
-
 /** For display only: fenced mail text without the nonce markers. */
 export function show(s: unknown): string {
-  return String(s ?? '').replace(FENCED, '$1');
+  return stripFences(String(s ?? ''));
 }
 
 /** Prints the call as a person could type it, runs it through the MCP client, returns its result. */

@@ -13,7 +13,6 @@ import { getThread } from './thread.js';
 const noFence: Fence = {
   nonce: '',
   wrap: (text: string) => text,
-  wrapOpt: (text: string | undefined) => text,
   notice: () => '',
 };
 

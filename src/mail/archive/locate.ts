@@ -8,6 +8,7 @@ import type { AttachmentMeta } from '../body.js';
 import { invalidInput, MailError } from '../errors.js';
 import { oneLine } from '../summary.js';
 import type { MailMessage, MailThread, MimeNode } from '../types.js';
+import { unfence } from '../fence-format.js';
 
 export interface AttachmentSelector {
   messageId?: string;
@@ -36,8 +37,7 @@ export function findPart(root: MimeNode, partId: string): MimeNode | undefined {
 
 /** A filename copied from a tool result may still carry its ⟦mail nonce⟧ fence. */
 function unfenced(name: string): string {
-  const m = /^\u27E6mail [0-9a-f]+\u27E7([\s\S]*)\u27E6\/mail [0-9a-f]+\u27E7$/.exec(name.trim());
-  return (m ? (m[1] ?? '') : name).trim();
+  return unfence(name.trim()).trim();
 }
 
 function located(message: MailMessage, meta: AttachmentMeta): LocatedAttachment {
