@@ -180,14 +180,19 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
 const ACCOUNTS_USAGE = `Usage:
   mailwarden accounts [list] [--json]      the registered accounts (accounts.json in the config dir)
   mailwarden accounts default NAME         make NAME the account tools use when a call names none
-  mailwarden accounts remove NAME          forget NAME: its entry and its token file
+  mailwarden accounts remove NAME          forget NAME: its entry and its token file or stored password
   mailwarden accounts add NAME [--alias A] [--tiers read,manage] [--address X] [--default]
-                                           register an account signed in with \`mailwarden auth --account NAME\``;
+                                           register an account signed in with \`mailwarden auth --account NAME\`
+  mailwarden accounts add NAME --imap --host HOST [--port N] [--tls | --starttls | --insecure-loopback]
+        --user USER [--password-stdin] [--pin-sha256 HEX | --pin-cert FILE | --pin-from-server]
+        [--authserv-id ID] [--alias A] [--tiers T] [--default]
+                                           register an IMAP mailbox; Proton Mail Bridge:
+                                           --host 127.0.0.1 --port 1143 --starttls --pin-from-server`;
 
 function parse(argv: readonly string[]): { positional: string[]; flags: Map<string, string | true> } {
   const positional: string[] = [];
   const flags = new Map<string, string | true>();
-  const valued = new Set(['alias', 'tiers', 'address']);
+  const valued = new Set('alias tiers address host port user pin-sha256 pin-cert authserv-id'.split(' '));
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!a.startsWith('--')) {
@@ -210,7 +215,7 @@ function line(a: AccountEntry): string {
     `${a.default ? '*' : ' '} ${a.name}`,
     a.alias === undefined ? '' : `(alias ${a.alias})`,
     a.address ?? '(address unknown)',
-    a.provider,
+    a.imap === undefined ? a.provider : `imap ${a.imap.host}:${a.imap.port}`,
     `tiers ${a.tiers.join(',')}`,
     a.added === undefined ? '' : `added ${a.added.slice(0, 10)}`,
   ];
@@ -247,13 +252,21 @@ export async function accountsCommand(argv: readonly string[], env: Env): Promis
         if (name === undefined) break;
         const out = await removeAccount(env, name, googleRevoker(env));
         const what = out.removed ? `Removed account "${out.removed.name}"` : `No entry for "${name}"`;
-        console.log(`${what}; token file ${out.tokenDeleted ? 'deleted' : 'was already gone'}.`);
+        const secret = out.removed?.provider === 'imap' ? 'stored password' : 'token file';
+        console.log(`${what}; ${secret} ${out.tokenDeleted ? 'deleted' : 'was already gone'}.`);
         if (out.newDefault !== undefined) console.log(`Default account is now "${out.newDefault}".`);
-        console.log(out.revoked ? 'The grant was revoked at Google.' : (out.note ?? ''));
+        if (out.revoked) console.log('The grant was revoked at Google.');
+        else if (out.note !== undefined) console.log(out.note);
         return 0;
       }
       case 'add': {
         if (name === undefined) break;
+        if (flags.has('imap')) {
+          const { addImapAccount } = await import('./accounts-imap.js');
+          const entry = await addImapAccount(name, flags, env, console.log, console.error);
+          console.log(`Saved ${line(entry).trim()}`);
+          return 0;
+        }
         // The same path as the add_account tool, so both check the token the same way.
         const { buildRuntime } = await import('./runtime.js');
         const { MAILWARDEN_ACCOUNT: _pin, ...unpinned } = env;

@@ -7,6 +7,7 @@ import { googleTransport } from '../providers/gmail/transport.js';
 import { accountName, configDir, readToken, tokenPath } from '../store/config.js';
 import type { Env, OAuthClient, StoredToken } from '../store/config.js';
 import { scopesCoverTier } from '../policy/grants.js';
+import { readAccountEntry } from '../store/accounts.js';
 import { readTokenMeta } from '../store/tokens.js';
 import type { TokenDeps, TokenMeta } from '../store/tokens.js';
 
@@ -16,8 +17,11 @@ import type { TokenDeps, TokenMeta } from '../store/tokens.js';
  */
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+type GmailCheck = 'credentials' | 'token' | 'decrypt' | 'scopes' | 'age' | 'live';
+/** check-imap.ts; 'accounts' is accounts.json itself. */
+type ImapCheck = 'password' | 'tls' | 'login' | 'capability' | 'folders' | 'authserv' | 'read';
 export interface CheckItem {
-  id: 'credentials' | 'token' | 'decrypt' | 'scopes' | 'age' | 'live';
+  id: GmailCheck | ImapCheck | 'accounts';
   status: CheckStatus;
   summary: string;
   fix?: string;
@@ -127,6 +131,24 @@ export async function collectChecks(
   const account = accountName(env, o.account);
   const items: CheckItem[] = [];
   const skip = (id: CheckItem['id'], why: string): number => items.push({ id, status: 'skip', summary: why });
+  try {
+    const entry = await readAccountEntry(env, account);
+    if (entry?.imap !== undefined) {
+      const { collectImapChecks } = await import('./check-imap.js');
+      return {
+        account: entry.name,
+        items: await collectImapChecks(env, { ...entry, imap: entry.imap }, o.deps),
+      };
+    }
+  } catch (e) {
+    // A broken accounts.json must not hide the Gmail checks, which never needed it.
+    items.push({
+      id: 'accounts',
+      status: 'fail',
+      summary: 'accounts.json cannot be read',
+      fix: String((e as Error).message),
+    });
+  }
 
   const creds = await checkCredentials(env);
   items.push(creds.item);

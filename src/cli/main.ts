@@ -9,6 +9,7 @@ const USAGE = `mailwarden ${VERSION} — an MCP server for your mailbox that nev
 Usage:
   mailwarden [serve] [--demo] [--account NAME]   MCP server over stdio (--demo: the embedded sandbox mailbox)
   mailwarden demo                                a guided tour through the real tools on the sandbox mailbox
+  mailwarden demo --imap [--profile full]        the read tools on a throwaway Dovecot (needs Dovecot installed)
   mailwarden call TOOL '{json}' [--demo]         call one tool and print its structured result
   mailwarden sandbox [--port N]                  serve the Gmail simulator on 127.0.0.1 for other programs
   mailwarden sweep [--dry-run] [--account NAME]  return due snoozed threads to the inbox (for cron); JSON out
@@ -143,6 +144,10 @@ async function main(): Promise<number | undefined> {
       await serve(p);
       return undefined;
     case 'demo':
+      if (p.flags.has('imap'))
+        return (await import('./demo-imap.js')).runImapDemo(
+          flagString(p, 'profile') === 'full' ? 'full' : 'bridge',
+        );
       return (await import('./demo.js')).runDemo();
     case 'call':
       return call(p);

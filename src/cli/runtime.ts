@@ -13,6 +13,10 @@ import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
 import type { Env } from '../store/config.js';
+import { findAccount, readAccounts } from '../store/accounts.js';
+import type { AccountEntry } from '../store/accounts.js';
+import type { ImapSettings } from '../providers/imap/settings.js';
+import type { Clock } from '../mail/clock.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
@@ -87,7 +91,37 @@ function openDemoMailbox(sandbox: Sandbox, tiers: ReadonlySet<Tier>): Mailbox {
   });
 }
 
-async function openConfiguredMailbox(env: Env, account: string, tiers: ReadonlySet<Tier>): Promise<Mailbox> {
+/** An IMAP account: its password from the encrypted store, one pooled connection (loaded lazily). */
+async function openImapMailbox(
+  env: Env,
+  entry: AccountEntry,
+  settings: ImapSettings,
+  clock: Clock,
+): Promise<Mailbox> {
+  const [{ readImapPassword }, { openImapSession }, { ImapMailbox }] = await Promise.all([
+    import('../store/imap-secret.js'),
+    import('../providers/imap/connection.js'),
+    import('../providers/imap/mailbox.js'),
+  ]);
+  const password = await readImapPassword(env, entry.name);
+  return new ImapMailbox({
+    account: entry.name,
+    settings,
+    session: openImapSession(settings, password),
+    now: () => clock.now(),
+    ...(entry.address === undefined ? {} : { address: entry.address }),
+  });
+}
+
+async function openConfiguredMailbox(
+  env: Env,
+  account: string,
+  tiers: ReadonlySet<Tier>,
+  clock: Clock,
+): Promise<Mailbox> {
+  const entry = findAccount(await readAccounts(env), account);
+  if (entry?.provider === 'imap' && entry.imap !== undefined)
+    return openImapMailbox(env, entry, entry.imap, clock);
   const [client, token] = await Promise.all([readOAuthClient(env), readToken(env, account)]);
   // Tests and benchmarks point a real client at a sandbox started elsewhere; loopback only.
   const sandboxUrl = env['MAILWARDEN_SANDBOX_URL'];
@@ -131,7 +165,7 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
     open: (name, accountTiers) =>
       sandbox
         ? Promise.resolve(openDemoMailbox(sandbox, accountTiers))
-        : openConfiguredMailbox(opts.env, name, accountTiers),
+        : openConfiguredMailbox(opts.env, name, accountTiers, clock),
   });
   const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
   // The demo's changes land in the sandbox, and are logged apart from a real account's.

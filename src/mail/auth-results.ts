@@ -13,8 +13,7 @@ import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from './vocabulary.js';
 import type { DkimResult, DmarcResult, SpfResult } from './vocabulary.js';
 import { stripComments } from './mime.js';
 
-/** The authserv-id Gmail's MX writes (an IMAP account will configure its own). */
-export const GMAIL_AUTHSERV_ID = 'mx.google.com';
+export { GMAIL_AUTHSERV_ID } from './vocabulary.js';
 
 /**
  * Result names registered for each method (RFC 8601 §2.7.1–2.7.2, RFC 7489 §11.2). A result

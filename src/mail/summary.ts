@@ -8,7 +8,6 @@ import { messageSignals } from './signals.js';
 import type { SignalDetails, SignalName } from './signals.js';
 import type { Header, Label, MailMessage, MailThread } from './types.js';
 
-export { GMAIL_AUTHSERV_ID } from './auth-results.js';
 export { senderDomains } from './signals.js';
 
 /** Label ids a reader does not need spelled out: they are reported as flags instead. */

@@ -47,3 +47,6 @@ export const SIGNAL_HEADERS = [
   'Content-Type',
   'Content-Class',
 ] as const;
+
+/** The authserv-id Gmail's MX writes; an IMAP account names its own receiving server's. */
+export const GMAIL_AUTHSERV_ID = 'mx.google.com';

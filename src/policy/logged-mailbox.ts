@@ -70,6 +70,8 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     provider: inner.provider,
     capabilities: inner.capabilities,
     account,
+    trustedAuthservId: inner.trustedAuthservId,
+    batchesReads: inner.batchesReads === true,
     getProfile: inner.getProfile.bind(inner),
     listLabels: inner.listLabels.bind(inner),
     getLabel: inner.getLabel.bind(inner),

@@ -12,8 +12,11 @@ export interface MailboxCapabilities {
   history: boolean;
   /** server-side filters (Gmail settings / ManageSieve). */
   filters: boolean;
-  /** Gmail has labels (many per message); IMAP has folders (one per message). */
-  organisation: 'labels' | 'folders';
+  /**
+   * Gmail has labels (many per message); IMAP has folders (one per message), with user labels
+   * as keywords (Dovecot, Fastmail) or as label folders holding copies (Proton Bridge Labels/X).
+   */
+  organisation: 'labels' | 'folders' | 'folders+keywords' | 'folders+label-folders';
 }
 
 export interface SearchOptions {
@@ -96,6 +99,17 @@ export interface Mailbox {
   readonly capabilities: MailboxCapabilities;
   /** Account name this mailbox was opened for (e.g. "default", "demo"). */
   readonly account: string;
+  /**
+   * The authserv-id whose Authentication-Results (RFC 8601) this account's receiving server
+   * writes; undefined: no report is trusted and every message reads as unchecked.
+   */
+  readonly trustedAuthservId?: string | undefined;
+  /**
+   * True when concurrent getThread calls are answered together (IMAP: one round of searches and
+   * one FETCH per folder for all of them), so a caller should issue every read at once rather
+   * than a few at a time (tools use readConcurrency()).
+   */
+  readonly batchesReads?: boolean;
 
   getProfile(signal?: AbortSignal): Promise<Profile>;
   listLabels(signal?: AbortSignal): Promise<Label[]>;

@@ -4,13 +4,17 @@ import { MailError, invalidInput } from '../mail/errors.js';
 import { TIERS } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
 import { writeFileAtomic } from './atomic.js';
+import type { ImapSettings } from '../providers/imap/settings.js';
+import { parseImapSettings } from './account-imap.js';
 import { configDir, readToken, tokenPath } from './config.js';
 import type { Env } from './config.js';
+import { removeImapPassword } from './imap-secret.js';
 
 /**
  * The accounts one server may serve: `accounts.json` in the config dir,
- * `{"accounts": [{name, alias?, address?, provider, tiers, default, added}]}`. It names
- * accounts and the tiers each allows; it never holds a secret (tokens stay in tokens/<name>.json).
+ * `{"accounts": [{name, alias?, address?, provider, imap?, tiers, default, added}]}`. It names
+ * accounts, how to reach IMAP ones, and the tiers each allows; it never holds a secret (Gmail
+ * tokens stay in tokens/<name>.json, IMAP passwords in tokens/imap/<name>.json).
  */
 
 export interface AccountEntry {
@@ -19,7 +23,9 @@ export interface AccountEntry {
   alias?: string;
   /** The mailbox address, once known (from the token file or the provider's profile). */
   address?: string;
-  provider: 'gmail';
+  provider: 'gmail' | 'imap';
+  /** provider "imap" only: where and how to connect (never the password). */
+  imap?: ImapSettings;
   /** The tiers tool calls against this account may use (intersected with the server's tiers). */
   tiers: Tier[];
   default: boolean;
@@ -100,7 +106,10 @@ function parseEntry(path: string, raw: unknown, i: number): AccountEntry {
   const address = str('address');
   const added = str('added');
   const provider = str('provider') ?? 'gmail';
-  if (provider !== 'gmail') throw bad(path, `accounts[${i}].provider "${provider}" is not supported (gmail)`);
+  if (provider !== 'gmail' && provider !== 'imap')
+    throw bad(path, `accounts[${i}].provider "${provider}" is not supported (gmail, imap)`);
+  if (provider === 'gmail' && o['imap'] !== undefined)
+    throw bad(path, `accounts[${i}].imap is only for provider "imap"`);
   const tiersRaw = o['tiers'];
   if (tiersRaw !== undefined && !Array.isArray(tiersRaw))
     throw bad(path, `accounts[${i}].tiers is not a list`);
@@ -109,6 +118,7 @@ function parseEntry(path: string, raw: unknown, i: number): AccountEntry {
   if (alias !== undefined && alias !== '') entry.alias = wrap(() => checkName(alias, 'alias'));
   if (address !== undefined && address !== '') entry.address = address.trim();
   if (added !== undefined) entry.added = added;
+  if (provider === 'imap') entry.imap = wrap(() => parseImapSettings(o['imap'], 'imap'));
   return entry;
 }
 
@@ -166,6 +176,11 @@ export async function writeAccounts(env: Env, list: readonly AccountEntry[]): Pr
   await writeFileAtomic(accountsPath(env), `${JSON.stringify({ accounts: list }, null, 2)}\n`);
 }
 
+/** The registered entry for a name, alias or address, or undefined (e.g. the implicit Gmail account). */
+export async function readAccountEntry(env: Env, ref: string): Promise<AccountEntry | undefined> {
+  return findAccount(await readAccounts(env), ref);
+}
+
 /** An account by name, alias or address (case-insensitive). */
 export function findAccount<T extends Pick<AccountEntry, 'name' | 'alias' | 'address'>>(
   list: readonly T[],
@@ -197,19 +212,30 @@ export interface NewAccount {
   address?: string;
   tiers?: readonly string[] | string;
   makeDefault?: boolean;
+  /** An IMAP account (its password already stored, see imap-secret.ts). */
+  imap?: ImapSettings;
+  /** Re-adding an IMAP account replaces it (alias, tiers, default kept unless given); never a Gmail one. */
+  replace?: boolean;
 }
 
 export async function addAccount(env: Env, input: NewAccount, now: Date = new Date()): Promise<AccountEntry> {
-  const list = await readAccounts(env);
   const name = checkName(input.name, 'name');
+  const all = await readAccounts(env);
+  const old = input.replace === true ? all.find((a) => a.name === name && a.provider === 'imap') : undefined;
+  const list = all.filter((a) => a !== old);
+  const alias = input.alias ?? old?.alias;
   const entry: AccountEntry = {
     name,
-    provider: 'gmail',
-    tiers: parseTiers(input.tiers ?? ['read', 'manage'], 'tiers'),
-    default: input.makeDefault === true || list.length === 0,
+    provider: input.imap === undefined ? 'gmail' : 'imap',
+    ...(input.imap === undefined ? {} : { imap: input.imap }),
+    tiers:
+      input.tiers === undefined && old !== undefined
+        ? old.tiers
+        : parseTiers(input.tiers ?? ['read', 'manage'], 'tiers'),
+    default: input.makeDefault === true || old?.default === true || list.length === 0,
     added: now.toISOString(),
   };
-  if (input.alias !== undefined && input.alias !== '') entry.alias = checkName(input.alias, 'alias');
+  if (alias !== undefined && alias !== '') entry.alias = checkName(alias, 'alias');
   if (input.address !== undefined && input.address !== '') entry.address = input.address.trim();
   const taken = (key: string): string | undefined =>
     list.find((a) => a.name === key || a.alias === key)?.name;
@@ -218,7 +244,10 @@ export async function addAccount(env: Env, input: NewAccount, now: Date = new Da
   const byAlias = entry.alias === undefined ? undefined : taken(entry.alias);
   if (byAlias !== undefined)
     throw invalidInput('alias', `"${entry.alias}" already names account "${byAlias}"`);
-  await writeAccounts(env, [...list.map((a) => (entry.default ? { ...a, default: false } : a)), entry]);
+  const others = list.map((a) => (entry.default ? { ...a, default: false } : a));
+  // A replaced entry keeps its place in the list (the order `accounts list` shows).
+  const at = old === undefined ? others.length : all.indexOf(old);
+  await writeAccounts(env, [...others.slice(0, at), entry, ...others.slice(at)]);
   return entry;
 }
 
@@ -238,6 +267,7 @@ export interface RemovedAccount {
   removed?: AccountEntry;
   /** The account that is the default now, if the removed one was. */
   newDefault?: string;
+  /** The Gmail token file or, for an IMAP account, the stored password was deleted. */
   tokenDeleted: boolean;
   /** Google confirmed revoking the refresh token (best effort, before the file is deleted). */
   revoked: boolean;
@@ -258,9 +288,12 @@ export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Pr
     () => true,
     () => false,
   );
-  if (found === undefined && !tokenExisted) throw notRegistered(list, ref);
-  const out: RemovedAccount = { tokenDeleted: false, revoked: false };
-  if (tokenExisted && revoke !== undefined) {
+  const imapSecret = await removeImapPassword(env, name);
+  if (found === undefined && !tokenExisted && !imapSecret) throw notRegistered(list, ref);
+  // An IMAP account has no grant to revoke: deleting the stored password is the whole of it.
+  const gmail = found?.provider !== 'imap';
+  const out: RemovedAccount = { tokenDeleted: imapSecret, revoked: false };
+  if (gmail && tokenExisted && revoke !== undefined) {
     // Best effort: an undecryptable token or an unreachable Google never blocks the removal.
     const refreshToken = await readToken(env, name).then(
       (t) => t.refreshToken,
@@ -268,7 +301,7 @@ export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Pr
     );
     if (refreshToken !== undefined) out.revoked = await revoke(refreshToken).catch(() => false);
   }
-  if (!out.revoked) out.note = REVOKE_NOTE;
+  if (gmail && !out.revoked) out.note = REVOKE_NOTE;
   if (found !== undefined) {
     const rest = list.filter((a) => a.name !== found.name);
     const next = found.default && rest.length > 0 ? normaliseDefault(rest) : rest;
@@ -278,7 +311,7 @@ export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Pr
     if (promoted !== undefined) out.newDefault = promoted.name;
   }
   await rm(token, { force: true });
-  out.tokenDeleted = tokenExisted;
+  out.tokenDeleted ||= tokenExisted;
   return out;
 }
 

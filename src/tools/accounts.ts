@@ -8,7 +8,7 @@ const account = z.object({
   name: z.string(),
   alias: z.string().optional(),
   address: z.string().optional().describe('absent while unknown'),
-  provider: z.enum(['gmail']),
+  provider: z.enum(['gmail', 'imap']),
   tiers: z.array(z.string()).describe('what calls against this account may do'),
   default: z.boolean().describe('used when a call names no account'),
   added: z.string().optional().describe('ISO 8601'),

@@ -11,11 +11,11 @@ import type { ToolContext } from './define.js';
 const MAX_DOWNLOAD_BYTES = 64 * MiB;
 
 const which = {
-  threadId: z.string().min(1).max(100).optional(),
+  threadId: z.string().min(1).max(256).optional(),
   messageId: z
     .string()
     .min(1)
-    .max(100)
+    .max(256)
     .optional()
     .describe('needed with partId when the thread has several messages'),
   partId: z

@@ -92,3 +92,11 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: To
 export function confirmChange(ctx: ToolContext, request: ConfirmRequest): Promise<ConfirmOutcome> {
   return ctx.confirm ? ctx.confirm(request) : Promise.resolve('unavailable');
 }
+
+/**
+ * How many thread reads a tool keeps in flight: a few for a provider that answers each on its own
+ * (Gmail: hides latency, stays polite to quota), all of them for one that batches (IMAP).
+ */
+export function readConcurrency(mailbox: Mailbox, usual: number): number {
+  return mailbox.batchesReads === true ? 10_000 : usual;
+}

@@ -42,7 +42,7 @@ export const getProfile = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'The mailbox address, message and thread totals, the current historyId (a cursor for what_changed), the provider, the account name and the mailwarden version.',
+    'The mailbox address, message and thread totals, the current historyId (a cursor for what_changed), the provider, what the account can do (capabilities: history, server-side filters, how it organises mail), the trusted authserv-id sender authentication is read from, the account name and the mailwarden version.',
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),
@@ -51,6 +51,19 @@ export const getProfile = defineTool({
     messagesTotal: z.number(),
     threadsTotal: z.number(),
     historyId: z.string(),
+    capabilities: z.object({
+      history: z.boolean().describe('what_changed works'),
+      filters: z.boolean(),
+      organisation: z
+        .enum(['labels', 'folders', 'folders+keywords', 'folders+label-folders'])
+        .describe(
+          'labels: many per message (Gmail); folders: one place per message, user labels as keywords or label folders',
+        ),
+    }),
+    authservId: z
+      .string()
+      .optional()
+      .describe('Authentication-Results are read only from this id; absent: every message is unchecked'),
     serverVersion: z.string(),
   }),
   async handle(ctx) {
@@ -62,6 +75,8 @@ export const getProfile = defineTool({
       messagesTotal: p.messagesTotal,
       threadsTotal: p.threadsTotal,
       historyId: p.historyId,
+      capabilities: { ...ctx.mailbox.capabilities },
+      ...(ctx.mailbox.trustedAuthservId === undefined ? {} : { authservId: ctx.mailbox.trustedAuthservId }),
       serverVersion: ctx.serverVersion,
     };
   },
@@ -77,7 +92,13 @@ export const whatChanged = defineTool({
   description:
     'Changes since a historyId (from get_profile or a previous what_changed): messages added and deleted, labels added and removed per message, and nextHistoryId to pass next time. A historyId older than the server keeps is an invalid_input error, never an empty answer.',
   input: z.strictObject({
-    historyId: z.string().regex(/^\d+$/, 'a decimal historyId from get_profile or what_changed'),
+    historyId: z
+      .string()
+      .max(8000)
+      .regex(
+        /^(\d+|i[A-Za-z0-9_-]+)$/,
+        'a historyId from get_profile or what_changed (Gmail: decimal; IMAP: i…)',
+      ),
     pageToken: z.string().max(500).optional(),
   }),
   output: z.object({

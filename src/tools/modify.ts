@@ -13,7 +13,7 @@ const MAX_THREADS = 100;
 
 const threadIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'a thread id (letters, digits, "-" and "_") from search or get_thread');
+  .regex(/^[A-Za-z0-9_-]{1,256}$/, 'a thread id (letters, digits, "-" and "_") from search or get_thread');
 
 /** Exactly one of threadId / threadIds, so a call never means "all threads" by omission. */
 const targets = {

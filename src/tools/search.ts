@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { parseQuery } from '../mail/query.js';
+import { uniqueById } from '../mail/unique.js';
 import type { SignalDetails } from '../mail/signals.js';
 import { SIGNAL_NAMES } from '../mail/vocabulary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { verifyThreads } from '../mail/verify.js';
-import { defineTool } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
 import type { FanOutPart } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
@@ -104,8 +105,10 @@ export const search = defineTool({
       ctx.mailbox.searchThreads(args.query, searchOptions),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
     ]);
-    const threads = await mapBounded(page.items, THREAD_FETCH_CONCURRENCY, (t) =>
-      ctx.mailbox.getThread(t.id, { format: 'full', signal: ctx.signal }),
+    const threads = uniqueById(
+      await mapBounded(page.items, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), (t) =>
+        ctx.mailbox.getThread(t.id, { format: 'full', signal: ctx.signal }),
+      ),
     );
     const outcome = verifyThreads(node, threads);
     const after = ctx.mailbox.usage();

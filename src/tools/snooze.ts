@@ -80,8 +80,8 @@ async function eachThread(
 }
 
 const threadList = {
-  threadId: z.string().min(1).max(100).optional(),
-  threadIds: z.array(z.string().min(1).max(100)).min(1).max(100).optional(),
+  threadId: z.string().min(1).max(256).optional(),
+  threadIds: z.array(z.string().min(1).max(256)).min(1).max(100).optional(),
 };
 
 function threadIdsOf(args: { threadId?: string | undefined; threadIds?: string[] | undefined }): string[] {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
+import { uniqueById } from '../mail/unique.js';
 import { isMailError } from '../mail/errors.js';
 import type { MailThread } from '../mail/types.js';
 import {
@@ -11,7 +12,7 @@ import {
 import type { UnsubscribeHeaders } from '../mail/unsubscribe.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { checkUrl } from '../net/guard.js';
-import { defineTool } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 import { usage } from './search.js';
 
@@ -71,7 +72,7 @@ export const listUnsubscribe = defineTool({
   access: 'read',
   description:
     "How a thread's sender offers to unsubscribe, from the newest message that carries List-Unsubscribe (a reply at the end of a newsletter thread does not hide it): https and mailto URIs, and whether RFC 8058 one-click is offered on that same message (only then can unsubscribe act). Without any header, unsubscribe-looking links in the body are listed as bodyCandidates: for the human, never fetched, never accepted by unsubscribe.",
-  input: z.strictObject({ threadId: z.string().min(1).max(100) }),
+  input: z.strictObject({ threadId: z.string().min(1).max(256) }),
   output: z.object({
     threadId: z.string(),
     source: z.enum(['header', 'body', 'none']).describe('where the options were found'),
@@ -183,19 +184,23 @@ export const listSubscriptions = defineTool({
     } while (pageToken && ids.length < args.maxThreads);
     const { parseAddressList } = await import('../mail/headers.js');
     let done = 0;
-    const threads = await mapBounded(ids, THREAD_FETCH_CONCURRENCY, async (id) => {
-      const t = await metadataRead(ctx, id).catch((e: unknown) => {
-        // Gone between the search and the read (trashed elsewhere): not a sender to report.
-        if (isMailError(e) && e.code === 'not_found') return undefined;
-        throw e;
-      });
-      await ctx.progress(++done, ids.length, 'reading thread headers');
-      return t;
-    });
+    const threads = await mapBounded(
+      ids,
+      readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY),
+      async (id) => {
+        const t = await metadataRead(ctx, id).catch((e: unknown) => {
+          // Gone between the search and the read (trashed elsewhere): not a sender to report.
+          if (isMailError(e) && e.code === 'not_found') return undefined;
+          throw e;
+        });
+        await ctx.progress(++done, ids.length, 'reading thread headers');
+        return t;
+      },
+    );
     const groups = new Map<string, SenderGroup>();
-    for (const t of threads) {
-      const m = t && threadSenderMessage(t);
-      if (!t || !m) continue;
+    for (const t of uniqueById(threads.filter((x): x is NonNullable<typeof x> => x !== undefined))) {
+      const m = threadSenderMessage(t);
+      if (!m) continue;
       const fromRaw = m.headers.find((x) => x.name.toLowerCase() === 'from')?.value ?? '';
       const from = parseAddressList(fromRaw)[0] ?? { name: '', address: '' };
       const key = from.address.toLowerCase();

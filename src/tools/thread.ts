@@ -93,10 +93,10 @@ export const getThread = defineTool({
   description:
     "Read a thread's messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.",
   input: z.strictObject({
-    threadId: z.string().min(1).max(100),
+    threadId: z.string().min(1).max(256),
     bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
     lastN: z.number().int().min(1).max(100).optional().describe('only the newest N messages'),
-    afterMessageId: z.string().min(1).max(100).optional().describe('only messages after this one'),
+    afterMessageId: z.string().min(1).max(256).optional().describe('only messages after this one'),
     maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
   }),
   output: z.object({
@@ -107,7 +107,7 @@ export const getThread = defineTool({
     messages: z.array(messageView),
   }),
   async handle(ctx, args) {
-    const { GMAIL_AUTHSERV_ID, header, viewMessage } = await mailReaders();
+    const { header, viewMessage } = await mailReaders();
     const [thread, labels] = await Promise.all([
       ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
@@ -124,8 +124,9 @@ export const getThread = defineTool({
     }
     if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
     const first = thread.messages[0];
-    // An IMAP account has no trusted authserv-id until its configuration names one: unchecked.
-    const authservId = ctx.mailbox.provider === 'gmail' ? GMAIL_AUTHSERV_ID : undefined;
+    // Gmail's receiving server is mx.google.com; an IMAP account trusts only the authserv-id its
+    // configuration names (accounts add --authserv-id), and without one every message is unchecked.
+    const authservId = ctx.mailbox.trustedAuthservId;
     return {
       threadId: thread.id,
       subject: ctx.fence.wrap(first ? header(first.headers, 'Subject') : ''),

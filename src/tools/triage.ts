@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
+import { uniqueById } from '../mail/unique.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
 import { parseQuery } from '../mail/query.js';
@@ -7,7 +8,7 @@ import type * as Triage from '../mail/triage.js';
 import type { MailThread } from '../mail/types.js';
 import { verifyThreads } from '../mail/verify.js';
 import type { ThreadReadOptions } from '../providers/mailbox.js';
-import { defineTool } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { signalsSchema, usage } from './search.js';
@@ -66,13 +67,13 @@ async function readThreads(
   then?: (t: MailThread) => Promise<MailThread>,
 ): Promise<MailThread[]> {
   let done = 0;
-  const read = await mapBounded(ids, THREAD_FETCH_CONCURRENCY, async (id) => {
+  const read = await mapBounded(ids, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), async (id) => {
     let t = await readOne(ctx, id, options);
     if (t && then) t = await then(t);
     await ctx.progress(++done, ids.length, what);
     return t;
   });
-  return read.filter((t): t is MailThread => t !== undefined);
+  return uniqueById(read.filter((t): t is MailThread => t !== undefined));
 }
 
 function readOne(

@@ -203,7 +203,7 @@ export const unsubscribe = defineTool({
   access: 'external',
   description: `Unsubscribe from the sender of one thread. ${DESCRIPTION}`,
   input: z.strictObject({
-    threadId: z.string().min(1).max(100),
+    threadId: z.string().min(1).max(256),
     dryRun: z.boolean().default(false),
     force: z
       .boolean()
@@ -252,7 +252,7 @@ export const bulkUnsubscribe = defineTool({
   access: 'external',
   description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (items not reached are listed in skippedOutOfTime). Thread ids only, never a query. An item with the same sender or URL as an earlier one is a duplicate and is not called again. ${DESCRIPTION}`,
   input: z.strictObject({
-    threadIds: z.array(z.string().min(1).max(100)).min(1).max(BULK_MAX),
+    threadIds: z.array(z.string().min(1).max(256)).min(1).max(BULK_MAX),
     dryRun: z.boolean().default(false),
     force: z
       .boolean()

@@ -1,5 +1,6 @@
 import type { Clock } from '../../mail/clock.js';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
+import { GMAIL_AUTHSERV_ID } from '../../mail/vocabulary.js';
 import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
 import type { Tier } from '../../policy/tiers.js';
 import type {
@@ -85,6 +86,7 @@ export class GmailMailbox implements Mailbox {
   readonly provider = 'gmail' as const;
   readonly capabilities: MailboxCapabilities = { history: true, filters: true, organisation: 'labels' };
   readonly account: string;
+  readonly trustedAuthservId = GMAIL_AUTHSERV_ID;
   /** Exposed for write paths (modify, trash, filters) built on the same checkpoint and counters. */
   readonly client: GmailClient;
   private closed = false;

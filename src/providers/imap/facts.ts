@@ -1,0 +1,65 @@
+import { extractBody, listAttachments } from '../../mail/body.js';
+import { headerValue, headerValues } from '../../mail/headers.js';
+import type { MessageFacts, QueryNode } from '../../mail/query.js';
+import { evaluate } from '../../mail/query.js';
+import type { Header, MimeNode } from '../../mail/types.js';
+import { withImplicitExclusions } from '../../mail/verify.js';
+
+/** What the IMAP provider holds for one fetched message (all its copies merged). */
+export interface ImapMessageInput {
+  /** Top-level headers, as parseRawMessage returns them (encoded-words not yet decoded). */
+  headers: readonly Header[];
+  root: MimeNode;
+  /** INTERNALDATE, milliseconds since the epoch. */
+  internalDate: number;
+  /** RFC822.SIZE: the size LARGER/SMALLER compare, so the local check agrees with SEARCH. */
+  size: number;
+  /**
+   * Every label the message carries: the labelId of each folder holding a copy, UNREAD without
+   * \Seen, STARRED with \Flagged, DRAFT with \Draft, "#" + keyword for each user keyword.
+   */
+  labelIds: readonly string[];
+  /** Label id → display name (labelNamesOf in query.ts), the same map the planner read. */
+  labelNames: ReadonlyMap<string, string>;
+}
+
+function joined(headers: readonly Header[], name: string): string {
+  return headerValues(headers, name).join(', ');
+}
+
+/**
+ * The facts evaluate() reads, derived exactly as the sandbox's Gmail simulation derives them
+ * (src/sandbox/message.ts): decoded headers joined with ", ", the body text a reader sees, and
+ * the names of parts a reader would call attachments. The same message then gets the same
+ * answer from the local check as from the simulator, whichever provider it came through.
+ */
+export function imapMessageFacts(input: ImapMessageInput): MessageFacts {
+  const { headers, root } = input;
+  return {
+    labelIds: new Set(input.labelIds),
+    labelNames: input.labelNames,
+    from: joined(headers, 'From'),
+    to: joined(headers, 'To'),
+    cc: joined(headers, 'Cc'),
+    bcc: joined(headers, 'Bcc'),
+    deliveredTo: joined(headers, 'Delivered-To'),
+    subject: headerValue(headers, 'Subject') ?? '',
+    bodyText: extractBody(root).text,
+    attachmentNames: listAttachments(root)
+      .map((a) => a.filename)
+      .filter((n) => n !== ''),
+    internalDate: input.internalDate,
+    sizeEstimate: input.size,
+    rfc822MessageId: headerValue(headers, 'Message-ID') ?? '',
+    listId: headerValue(headers, 'List-Id') ?? '',
+  };
+}
+
+/**
+ * Gmail's answer for one fetched message: the query with spam and trash left out unless it
+ * names them. Every IMAP hit passes through this, because SEARCH only narrows (substrings,
+ * whole days) and cannot see attachments, words or Gmail-only state at all.
+ */
+export function matchesLocally(node: QueryNode, facts: MessageFacts, now: number): boolean {
+  return evaluate(withImplicitExclusions(node), facts, now);
+}

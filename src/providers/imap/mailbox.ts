@@ -1,0 +1,526 @@
+import { createHash } from 'node:crypto';
+import type { ImapFlow } from 'imapflow';
+import { MailError, invalidInput } from '../../mail/errors.js';
+import { parseQuery, substituteMe } from '../../mail/query.js';
+import type { QueryNode } from '../../mail/query.js';
+import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
+import type {
+  LabelChange,
+  LabelInput,
+  Mailbox,
+  MailboxCapabilities,
+  MessageLabels,
+  SearchOptions,
+  ThreadReadOptions,
+  Usage,
+} from '../mailbox.js';
+import { imapHistory, profileCursor } from './history.js';
+import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
+import { parseImapId } from './ids.js';
+import { imapLabels } from './labels.js';
+import { imapMessageFacts, matchesLocally } from './facts.js';
+import { labelNamesOf, planSearch } from './query.js';
+import type { FolderModel } from './query.js';
+import {
+  examine,
+  fetchCopies,
+  labelIdsOf,
+  mergeCopies,
+  readCopy,
+  searchUids,
+  toMailMessage,
+} from './reader.js';
+import type { ReadMessage } from './reader.js';
+import type { ImapSession } from './session.js';
+import type { ImapSettings } from './settings.js';
+import { componentOf, gatherThreads } from './threads.js';
+
+/** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
+const FOLDER_TTL_MS = 60_000;
+
+export interface ImapMailboxOptions {
+  account: string;
+  settings: ImapSettings;
+  session: ImapSession;
+  /** The mailbox owner's address (for `me` in queries); the login name when it is an address. */
+  address?: string;
+  now?: () => number;
+}
+
+const unsupportedWrite = (what: string): MailError =>
+  new MailError(
+    'unsupported',
+    `${what} is not available on IMAP accounts yet: mailwarden reads IMAP mailboxes; writes come with the write policy`,
+  );
+
+export class ImapMailbox implements Mailbox {
+  readonly provider = 'imap' as const;
+  readonly batchesReads = true;
+  readonly account: string;
+  readonly trustedAuthservId: string | undefined;
+  private readonly session: ImapSession;
+  private readonly settings: ImapSettings;
+  private readonly now: () => number;
+  private model: { at: number; model: FolderModel } | undefined;
+  private readonly address: string;
+
+  constructor(options: ImapMailboxOptions) {
+    this.account = options.account;
+    this.session = options.session;
+    this.settings = options.settings;
+    this.trustedAuthservId = options.settings.authservId;
+    this.now = options.now ?? Date.now;
+    this.address = options.address ?? (options.settings.user.includes('@') ? options.settings.user : '');
+  }
+
+  get capabilities(): MailboxCapabilities {
+    const caps = this.session.capabilities();
+    const model = this.model?.model;
+    return {
+      history: caps.has('CONDSTORE'),
+      filters: false,
+      organisation: model?.folders.some((f) => f.kind === 'label')
+        ? 'folders+label-folders'
+        : caps.size > 0 && model?.keywordLabels !== undefined
+          ? 'folders+keywords'
+          : 'folders',
+    };
+  }
+
+  /** Reads use the pooled connection and may be retried once on a dropped connection. */
+  private read<T>(
+    fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.session.use(
+      async (client) => fn(client, await this.folders(client)),
+      signal === undefined ? { retry: true } : { retry: true, signal },
+    );
+  }
+
+  private async folders(client: ImapFlow): Promise<FolderModel> {
+    const now = this.now();
+    if (this.model && now - this.model.at < FOLDER_TTL_MS) return this.model.model;
+    const entries = await client.list();
+    const model = buildFolderModel(entries, { gmail: client.capabilities.has('X-GM-EXT-1') });
+    await learnKeywords(client, model);
+    this.model = { at: now, model };
+    return model;
+  }
+
+  async getProfile(signal?: AbortSignal): Promise<Profile> {
+    return this.read(async (client, model) => {
+      const cursor = await profileCursor(client, placesOf(model));
+      return {
+        emailAddress: this.address || this.settings.user,
+        messagesTotal: cursor.messages,
+        threadsTotal: cursor.threads,
+        historyId: cursor.historyId,
+      };
+    }, signal);
+  }
+
+  async listLabels(signal?: AbortSignal): Promise<Label[]> {
+    return this.read((client, model) => imapLabels(client, model, false), signal);
+  }
+
+  async getLabel(id: string, signal?: AbortSignal): Promise<Label> {
+    return this.read(async (client, model) => {
+      const all = await imapLabels(client, model, true, id);
+      const found = all.find((l) => l.id === id);
+      if (found === undefined) throw new MailError('not_found', `no label "${id}" on this IMAP account`);
+      return found;
+    }, signal);
+  }
+
+  private parse(query: string): QueryNode {
+    const node = parseQuery(query);
+    return this.address ? substituteMe(node, this.address) : node;
+  }
+
+  /**
+   * One page of search results: the server's hits in every planned folder (UID SEARCH, then one
+   * FETCH of Message-ID/References/In-Reply-To, flags and INTERNALDATE for all of them, so order
+   * and threads are known without bodies), newest first, grouped into threads or kept as
+   * messages; then, when the query has terms IMAP SEARCH cannot decide the way Gmail does
+   * (words, attachments), the hits of the page are read and checked locally, batch by batch,
+   * until the page is full.
+   */
+  private async page(
+    client: ImapFlow,
+    model: FolderModel,
+    node: QueryNode,
+    options: SearchOptions,
+    unit: 'thread' | 'message',
+  ): Promise<Page<MessageRef>> {
+    const plan = planSearch(node, model, this.now());
+    if (plan.empty) return { items: [], resultSizeEstimate: 0 };
+    const copies: ReadMessage[] = [];
+    for (const path of plan.folders) {
+      const folder = model.folders.find((f) => f.path === path);
+      if (folder === undefined) continue;
+      const box = await examine(client, path);
+      if (box.exists === 0) continue;
+      const uids = await searchUids(client, plan.criteria);
+      for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
+        copies.push(readCopy(copy, bytes, false));
+      }
+    }
+    const wanted = options.labelIds ?? [];
+    const hits = mergeCopies(copies).filter((m) => {
+      const labels = labelIdsOf(m);
+      return wanted.every((id) => labels.includes(id));
+    });
+    const units = new Map<
+      string,
+      { id: string; threadId: string; date: number; key: string; hits: ReadMessage[] }
+    >();
+    for (const m of hits) {
+      const id = unit === 'thread' ? m.threadId : m.id;
+      const date = toMailMessage(m).internalDate;
+      const u = units.get(id);
+      if (u === undefined) units.set(id, { id, threadId: m.threadId, date, key: keyOf(id), hits: [m] });
+      else {
+        u.hits.push(m);
+        u.date = Math.max(u.date, date);
+      }
+    }
+    const order = sortUnits([...units.values()]);
+    let start = cursorStart(order, options.pageToken);
+    const local = plan.checks.some((c) => c.by === 'local') || needsWords(node);
+    const items: typeof order = [];
+    let consumed = start;
+    if (!local) {
+      items.push(...order.slice(start, start + options.maxResults));
+      consumed = start + items.length;
+    } else {
+      const labelNames = labelNamesOf(model);
+      const full = needsBody(node);
+      const now = this.now();
+      while (items.length < options.maxResults && start < order.length) {
+        const batch = order.slice(start, start + options.maxResults - items.length);
+        start += batch.length;
+        const read = await this.reread(
+          client,
+          batch.flatMap((u) => u.hits),
+          full,
+        );
+        for (const u of batch) {
+          consumed++;
+          const ok = u.hits.some((h) => {
+            const m = read.get(h.id);
+            if (m === undefined) return false;
+            const mm = toMailMessage(m);
+            return matchesLocally(
+              node,
+              imapMessageFacts({
+                headers: m.headers,
+                root: m.root,
+                internalDate: mm.internalDate,
+                size: mm.sizeEstimate,
+                labelIds: mm.labelIds,
+                labelNames,
+              }),
+              now,
+            );
+          });
+          if (ok) items.push(u);
+          if (items.length === options.maxResults) break;
+        }
+      }
+    }
+    const last = order[consumed - 1];
+    return {
+      items: items.map((u) => ({ id: u.id, threadId: u.threadId })),
+      resultSizeEstimate: order.length,
+      ...(consumed < order.length && last !== undefined
+        ? { nextPageToken: `i${last.date}.${last.key}` }
+        : {}),
+    };
+  }
+
+  /** The hits' whole headers (or sources), one FETCH per folder. */
+  private async reread(
+    client: ImapFlow,
+    hits: readonly ReadMessage[],
+    full: boolean,
+  ): Promise<Map<string, ReadMessage>> {
+    const byFolder = new Map<
+      string,
+      { folder: (typeof hits)[number]['copies'][number]['folder']; uids: number[] }
+    >();
+    for (const h of hits) {
+      const c = h.copies[0];
+      if (c === undefined) continue;
+      const entry = byFolder.get(c.folder.path) ?? { folder: c.folder, uids: [] };
+      entry.uids.push(c.uid);
+      byFolder.set(c.folder.path, entry);
+    }
+    const out: ReadMessage[] = [];
+    for (const { folder, uids } of byFolder.values())
+      for (const r of await fetchCopies(client, folder, uids, full ? 'full' : 'metadata'))
+        out.push(readCopy(r.copy, r.bytes, full));
+    const map = new Map<string, ReadMessage>();
+    for (const m of out) {
+      // Keep every copy's place: labels come from all of them.
+      const hit = hits.find((h) => h.id === m.id);
+      map.set(m.id, hit === undefined ? m : { ...m, copies: hit.copies });
+    }
+    return map;
+  }
+
+  async searchThreads(query: string, options: SearchOptions): Promise<Page<{ id: string }>> {
+    checkMax(options.maxResults);
+    const node = this.parse(query);
+    return this.read(async (client, model) => {
+      const page = await this.page(client, model, node, options, 'thread');
+      return { ...page, items: page.items.map((i) => ({ id: i.id })) };
+    }, options.signal);
+  }
+
+  async searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>> {
+    checkMax(options.maxResults);
+    const node = this.parse(query);
+    return this.read((client, model) => this.page(client, model, node, options, 'message'), options.signal);
+  }
+
+  // Concurrent getThread calls (search reads each hit's thread) are answered together: one
+  // round of searches and one FETCH per folder for all of them, not a command per thread.
+  private pending: Array<{
+    id: string;
+    format: 'full' | 'metadata';
+    resolve: (t: MailThread) => void;
+    reject: (e: unknown) => void;
+  }> = [];
+  private flushScheduled = false;
+
+  getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread> {
+    const parsed = parseImapId(threadId, 'threadId');
+    if (parsed.kind === 'message') throw invalidInput('threadId', 'this is a message id; pass a thread id');
+    return new Promise<MailThread>((resolve, reject) => {
+      this.pending.push({ id: threadId, format: options.format, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush(options.signal));
+      }
+    });
+  }
+
+  private async flush(signal?: AbortSignal): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending.splice(0);
+    const format = batch.some((b) => b.format === 'full') ? 'full' : 'metadata';
+    try {
+      const threads = await this.read(
+        (client, model) =>
+          this.readThreads(
+            client,
+            model,
+            batch.map((b) => b.id),
+            format,
+          ),
+        signal,
+      );
+      for (const b of batch) {
+        const t = threads.get(b.id);
+        if (t === undefined)
+          b.reject(new MailError('not_found', `no thread ${b.id.slice(0, 40)}… on this IMAP account`));
+        else b.resolve(t);
+      }
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
+  }
+
+  private async readThreads(
+    client: ImapFlow,
+    model: FolderModel,
+    ids: readonly string[],
+    format: 'full' | 'metadata',
+  ): Promise<Map<string, MailThread>> {
+    const out = new Map<string, MailThread>();
+    const roots = new Map<string, string>();
+    for (const id of new Set(ids)) {
+      const p = parseImapId(id, 'threadId');
+      if (p.kind === 'thread') roots.set(id, p.messageId);
+      else if (p.kind === 'place') {
+        const folder = model.folders.find((f) => f.path === p.path);
+        if (folder === undefined) continue;
+        const box = await examine(client, folder.path);
+        if (String(box.uidValidity) !== p.uidValidity) continue;
+        const rows = await fetchCopies(client, folder, [p.uid], format);
+        const msgs = rows.map((r) => toMailMessage(readCopy(r.copy, r.bytes, format === 'full')));
+        if (msgs.length > 0) out.set(id, { id, messages: msgs.map((m) => ({ ...m, threadId: id })) });
+      }
+    }
+    if (roots.size === 0) return out;
+    const messages = await gatherThreads(client, model, [...roots.values()], format);
+    for (const [id, root] of roots) {
+      const component = componentOf(root, messages);
+      if (component.length === 0) continue;
+      // One id per conversation whichever message it was reached from: the root of its oldest
+      // message (a search hit late in a long thread names a later root in its References).
+      const mails = component.map(toMailMessage).sort((a, b) => a.internalDate - b.internalDate);
+      const canonical = mails[0]?.threadId ?? id;
+      out.set(id, { id: canonical, messages: mails.map((m) => ({ ...m, threadId: canonical })) });
+    }
+    return out;
+  }
+
+  async getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array> {
+    const ref = await this.getMessageLabels(messageId, signal);
+    const thread = await this.getThread(ref.threadId, { format: 'full', ...(signal ? { signal } : {}) });
+    const msg = thread.messages.find((m) => m.id === messageId);
+    const find = (n: MailThread['messages'][number]['root']): Uint8Array | undefined =>
+      n.partId === attachmentId ? n.body : n.children.map(find).find((b) => b !== undefined);
+    const bytes = msg === undefined ? undefined : find(msg.root);
+    if (bytes === undefined)
+      throw new MailError('not_found', `no part ${attachmentId} in message ${messageId.slice(0, 40)}`);
+    return bytes;
+  }
+
+  async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {
+    const p = parseImapId(messageId, 'messageId');
+    return this.read(async (client, model) => {
+      const copies: ReadMessage[] = [];
+      if (p.kind === 'place') {
+        const folder = model.folders.find((f) => f.path === p.path);
+        if (folder !== undefined) {
+          const box = await examine(client, folder.path);
+          if (String(box.uidValidity) === p.uidValidity)
+            for (const r of await fetchCopies(client, folder, [p.uid], 'links'))
+              copies.push(readCopy(r.copy, r.bytes, false));
+        }
+      } else {
+        for (const folder of placesOf(model)) {
+          const box = await examine(client, folder.path);
+          if (box.exists === 0) continue;
+          const uids = await searchUids(client, { header: { 'message-id': p.messageId } });
+          for (const r of await fetchCopies(client, folder, uids, 'links')) {
+            const m = readCopy(r.copy, r.bytes, false);
+            if (m.messageId === p.messageId) copies.push(m);
+          }
+        }
+      }
+      const [m] = mergeCopies(copies);
+      if (m === undefined)
+        throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
+      return { id: m.id, threadId: m.threadId, labelIds: labelIdsOf(m) };
+    }, signal);
+  }
+
+  async history(
+    startHistoryId: string,
+    options: { pageToken?: string; signal?: AbortSignal },
+  ): Promise<HistoryPage> {
+    if (!this.session.capabilities().has('CONDSTORE') && this.session.capabilities().size > 0)
+      throw new MailError(
+        'unsupported',
+        `account "${this.account}": the IMAP server offers no CONDSTORE (RFC 7162), so what_changed cannot list changes; use search with newer_than: instead`,
+      );
+    return this.read(async (client, model) => {
+      if (!client.capabilities.has('CONDSTORE'))
+        throw new MailError(
+          'unsupported',
+          `account "${this.account}": the IMAP server offers no CONDSTORE (RFC 7162), so what_changed cannot list changes; use search with newer_than: instead`,
+        );
+      return imapHistory(client, placesOf(model), startHistoryId);
+    }, options.signal);
+  }
+
+  createLabel(_input: LabelInput): Promise<Label> {
+    return Promise.reject(unsupportedWrite('create_label'));
+  }
+  updateLabel(_id: string, _patch: Partial<LabelInput>): Promise<Label> {
+    return Promise.reject(unsupportedWrite('changing a label'));
+  }
+  deleteLabel(_id: string): Promise<void> {
+    return Promise.reject(unsupportedWrite('deleting a label'));
+  }
+  modifyThread(_threadId: string, _change: LabelChange): Promise<MessageLabels[]> {
+    return Promise.reject(unsupportedWrite('changing labels'));
+  }
+  modifyMessages(_ids: string[], _change: LabelChange): Promise<void> {
+    return Promise.reject(unsupportedWrite('changing labels'));
+  }
+  trashThread(_threadId: string): Promise<void> {
+    return Promise.reject(unsupportedWrite('trash'));
+  }
+  untrashThread(_threadId: string): Promise<void> {
+    return Promise.reject(unsupportedWrite('untrash'));
+  }
+
+  usage(): Usage {
+    return { requests: this.session.commands(), quotaUnits: 0 };
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
+  }
+}
+
+function someTerm(node: QueryNode, test: (field: string | null) => boolean): boolean {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+      return node.children.some((c) => someTerm(c, test));
+    case 'not':
+      return someTerm(node.child, test);
+    case 'term':
+      return test(node.field);
+  }
+}
+
+/** Free text, attachments and file names are only known from the source. */
+const needsBody = (node: QueryNode): boolean =>
+  someTerm(node, (f) => f === null || f === 'has' || f === 'filename');
+
+/** IMAP SEARCH matches substrings; Gmail matches words: those terms are re-checked locally. */
+const needsWords = (node: QueryNode): boolean => someTerm(node, (f) => f === null || f === 'subject');
+
+/**
+ * User labels that are keywords are known from each folder's FLAGS (RFC 3501 §7.2.6), so
+ * label:x can be planned before anything was read. Only where keywords can be set at all
+ * (PERMANENTFLAGS has \\*): Proton Bridge takes none, and is asked nothing more.
+ */
+async function learnKeywords(client: ImapFlow, model: FolderModel): Promise<void> {
+  const places = placesOf(model).filter((f) => f.kind === 'location');
+  const inbox = places.find((f) => f.role === 'inbox');
+  if (inbox === undefined) return;
+  const first = await examine(client, inbox.path);
+  if (!first.permanentFlags?.has('\\*')) return;
+  const keywords = model.keywordLabels as Map<string, string>;
+  for (const f of places) {
+    const box = f === inbox ? first : await examine(client, f.path);
+    for (const flag of box.flags ?? []) {
+      const k = userKeyword(flag);
+      if (k !== undefined) keywords.set(keywordLabelId(k), k);
+    }
+  }
+}
+
+function checkMax(n: number): void {
+  if (!Number.isInteger(n) || n < 1 || n > 500)
+    throw invalidInput('maxResults', 'must be an integer from 1 to 500');
+}
+
+/** A short, stable tiebreak for the page cursor (ids can be long). */
+const keyOf = (id: string): string => createHash('sha256').update(id).digest('base64url').slice(0, 12);
+
+function sortUnits<T extends { date: number; key: string }>(order: T[]): T[] {
+  return order.sort((a, b) => b.date - a.date || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * Pages run by a cursor (date, key) rather than an offset, so mail that arrives between calls
+ * cannot shift a page: the next page starts strictly after the last item looked at.
+ */
+function cursorStart(order: ReadonlyArray<{ date: number; key: string }>, token: string | undefined): number {
+  if (token === undefined) return 0;
+  const m = /^i(\d+)\.([A-Za-z0-9_-]{12})$/.exec(token);
+  if (m === null) throw invalidInput('pageToken', 'is not a page token from this IMAP account');
+  const date = Number(m[1]);
+  const key = m[2] as string;
+  const i = order.findIndex((o) => o.date < date || (o.date === date && o.key > key));
+  return i < 0 ? order.length : i;
+}

@@ -1,0 +1,217 @@
+import type { FetchMessageObject, ImapFlow, MailboxObject, SearchObject } from 'imapflow';
+import { snippetOf } from '../../mail/body.js';
+import { MailError } from '../../mail/errors.js';
+import { headerValue } from '../../mail/headers.js';
+import { parseRawMessage } from '../../mail/mime.js';
+import type { Header, MailMessage, MimeNode } from '../../mail/types.js';
+import { keywordLabelId, userKeyword } from './folders.js';
+import { cleanMessageId, messageIdFor, referenceIds, threadIdFor, threadRoot } from './ids.js';
+import type { Folder } from './query.js';
+
+/*
+ * Reading never changes the mailbox: folders are opened with EXAMINE (read-only, RFC 3501
+ * §6.3.2: \Recent is not cleared) and bodies are fetched with BODY.PEEK (imapflow's `source`
+ * and `headers` use PEEK), so no \Seen flag is ever set by a read.
+ */
+
+/** One copy of a message: where it sits and what the server says of it there. */
+export interface Copy {
+  folder: Folder;
+  uidValidity: string;
+  uid: number;
+  flags: ReadonlySet<string>;
+  internalDate: number;
+  size: number;
+  modseq?: bigint;
+}
+
+/** A message as read from one or more copies (copies share a Message-ID). */
+export interface ReadMessage {
+  id: string;
+  threadId: string;
+  /** Message-ID without <>, when usable. */
+  messageId?: string;
+  /** Every id this message names: its own, References and In-Reply-To. */
+  links: string[];
+  copies: Copy[];
+  headers: Header[];
+  root: MimeNode;
+  snippet: string;
+  full: boolean;
+}
+
+/** Opens `path` read-only unless it already is the selected mailbox, opened read-only. */
+export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
+  const current = client.mailbox;
+  if (current && current.path === path && current.readOnly) return current;
+  try {
+    return await client.mailboxOpen(path, { readOnly: true });
+  } catch (e) {
+    throw new MailError('not_found', `cannot open folder "${path}": ${(e as Error).message}`, { cause: e });
+  }
+}
+
+export async function searchUids(client: ImapFlow, criteria: SearchObject): Promise<number[]> {
+  const hasCriteria = Object.keys(criteria).length > 0;
+  const result = await client.search(hasCriteria ? criteria : { all: true }, { uid: true });
+  if (!Array.isArray(result))
+    throw new MailError('upstream_unavailable', 'the IMAP server refused the search');
+  return [...result].sort((a, b) => a - b);
+}
+
+/** A UID set in IMAP sequence-set syntax with ranges, so a batch is one short command. */
+export function uidSet(uids: readonly number[]): string {
+  const sorted = [...new Set(uids)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  let start = sorted[0];
+  let prev = start;
+  for (const uid of sorted.slice(1)) {
+    if (prev !== undefined && uid === prev + 1) {
+      prev = uid;
+      continue;
+    }
+    if (start !== undefined) parts.push(start === prev ? `${start}` : `${start}:${prev}`);
+    start = uid;
+    prev = uid;
+  }
+  if (start !== undefined) parts.push(start === prev ? `${start}` : `${start}:${prev}`);
+  return parts.join(',');
+}
+
+export type ReadFormat = 'full' | 'metadata' | 'links';
+
+const LINK_HEADERS = ['message-id', 'references', 'in-reply-to'];
+
+/** One UID FETCH for a folder's batch: source (full), whole header (metadata) or links only. */
+export async function fetchCopies(
+  client: ImapFlow,
+  folder: Folder,
+  /** UIDs, or a range such as "12:*" in IMAP syntax. */
+  uids: readonly number[] | string,
+  format: ReadFormat,
+): Promise<Array<{ copy: Copy; bytes: Buffer }>> {
+  if (uids.length === 0) return [];
+  const box = await examine(client, folder.path);
+  const query =
+    format === 'full'
+      ? { uid: true, flags: true, internalDate: true, size: true, source: true }
+      : {
+          uid: true,
+          flags: true,
+          internalDate: true,
+          size: true,
+          headers: format === 'links' ? LINK_HEADERS : true,
+        };
+  const rows: FetchMessageObject[] = await client.fetchAll(
+    typeof uids === 'string' ? uids : uidSet(uids),
+    query,
+    { uid: true },
+  );
+  const uidValidity = String(box.uidValidity);
+  return rows.map((r) => ({
+    copy: {
+      folder,
+      uidValidity,
+      uid: r.uid,
+      flags: r.flags ?? new Set(),
+      internalDate: dateMs(r.internalDate),
+      size: r.size ?? 0,
+      ...(r.modseq === undefined ? {} : { modseq: r.modseq }),
+    },
+    bytes: (format === 'full' ? r.source : r.headers) ?? Buffer.alloc(0),
+  }));
+}
+
+function dateMs(d: Date | string | undefined): number {
+  if (d === undefined) return 0;
+  const t = typeof d === 'string' ? Date.parse(d) : d.getTime();
+  return Number.isFinite(t) ? t : 0;
+}
+
+/** Parses one fetched copy into a message of its own (merged with its other copies later). */
+export function readCopy(copy: Copy, bytes: Buffer, full: boolean): ReadMessage {
+  // A header block alone still parses: the body is simply empty.
+  const parsed = parseRawMessage(bytes);
+  const root: MimeNode = full ? parsed.root : { ...parsed.root, children: [], size: 0 };
+  if (!full) delete root.body;
+  const h = parsed.headers;
+  const own = cleanMessageId(headerValue(h, 'Message-ID'));
+  const references = headerValue(h, 'References');
+  const inReplyTo = headerValue(h, 'In-Reply-To');
+  const place = { path: copy.folder.path, uidValidity: copy.uidValidity, uid: copy.uid };
+  const links = [
+    ...(own === undefined ? [] : [own]),
+    ...referenceIds(references),
+    ...referenceIds(inReplyTo),
+  ];
+  const msg: ReadMessage = {
+    id: messageIdFor(own, place),
+    threadId: threadIdFor(
+      own === undefined ? undefined : threadRoot({ messageId: own, references, inReplyTo }),
+      place,
+    ),
+    links,
+    copies: [copy],
+    headers: h,
+    root,
+    snippet: full ? snippetOf(parsed.root) : '',
+    full,
+  };
+  if (own !== undefined) msg.messageId = own;
+  return msg;
+}
+
+/** Copies with the same Message-ID are one message (a note to self in INBOX and Sent; Labels/X). */
+export function mergeCopies(list: readonly ReadMessage[]): ReadMessage[] {
+  const byId = new Map<string, ReadMessage>();
+  for (const m of list) {
+    const seen = byId.get(m.id);
+    if (seen === undefined) {
+      byId.set(m.id, { ...m, copies: [...m.copies] });
+      continue;
+    }
+    for (const c of m.copies) {
+      if (!seen.copies.some((x) => x.folder.path === c.folder.path && x.uid === c.uid)) seen.copies.push(c);
+    }
+    // Prefer the full read, and the copy in a real location for the content.
+    if (!seen.full && m.full)
+      Object.assign(seen, { root: m.root, snippet: m.snippet, full: true, headers: m.headers });
+  }
+  return [...byId.values()];
+}
+
+/** Live label ids from where the copies sit and their flags (DESIGN: the label model). */
+export function labelIdsOf(m: ReadMessage): string[] {
+  const out = new Set<string>();
+  for (const c of m.copies) {
+    if (c.folder.labelId !== undefined) out.add(c.folder.labelId);
+  }
+  // Flags can differ between copies (label folders on Bridge); a message is unread when its
+  // primary copy is: prefer a location copy's flags.
+  const primary = m.copies.find((c) => c.folder.kind === 'location') ?? m.copies[0];
+  const flags = primary?.flags ?? new Set<string>();
+  if (!flags.has('\\Seen')) out.add('UNREAD');
+  if (m.copies.some((c) => c.flags.has('\\Flagged'))) out.add('STARRED');
+  if (flags.has('\\Draft')) out.add('DRAFT');
+  for (const c of m.copies) {
+    for (const f of c.flags) {
+      const k = userKeyword(f);
+      if (k !== undefined) out.add(keywordLabelId(k));
+    }
+  }
+  return [...out];
+}
+
+export function toMailMessage(m: ReadMessage): MailMessage {
+  const primary = m.copies.find((c) => c.folder.kind === 'location') ?? m.copies[0];
+  return {
+    id: m.id,
+    threadId: m.threadId,
+    labelIds: labelIdsOf(m),
+    internalDate: primary?.internalDate ?? 0,
+    snippet: m.snippet,
+    sizeEstimate: primary?.size ?? 0,
+    headers: m.headers,
+    root: m.root,
+  };
+}

@@ -1,0 +1,164 @@
+import type { ImapFlow, SearchObject } from 'imapflow';
+import { examine, fetchCopies, mergeCopies, readCopy, searchUids } from './reader.js';
+import type { ReadFormat, ReadMessage } from './reader.js';
+import type { Folder, FolderModel } from './query.js';
+
+/*
+ * Threads without THREAD (Proton Bridge has neither THREAD nor SORT): a conversation is the set
+ * of messages connected by Message-ID, In-Reply-To and References (RFC 5322 §3.6.4), rebuilt by
+ * searching in rounds — first for messages naming the root, then for messages naming a message
+ * or named in the round before, at most MAX_ROUNDS — so a reply that names only its parent (a
+ * client that writes In-Reply-To but no References) still joins, and so does the start of a long
+ * thread whose later messages list only their latest references. Every thread asked for in one call
+ * shares each round's commands.
+ *
+ * Where the server has an All Mail view (\All, RFC 6154: Proton Bridge, Gmail, a Dovecot with a
+ * virtual mailbox) the rounds run there, one SEARCH each, and the content is one FETCH from it.
+ * All Mail does not say where a message lives, so one more pass asks each folder it covers
+ * (INBOX, Sent, Drafts, user and label folders; Archive is what is left) which of the found
+ * messages it holds: that is what the labels are made of. Without All Mail every round asks every
+ * folder but the virtual views.
+ */
+
+export const MAX_ROUNDS = 3;
+
+/** Message-IDs per SEARCH: three HEADER keys each keeps a command near 10 kB (servers cap lines). */
+const IDS_PER_SEARCH = 60;
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+const linkCriteria = (ids: readonly string[]): SearchObject => ({
+  or: ids.flatMap((id) => [
+    { header: { 'message-id': id } },
+    { header: { references: id } },
+    { header: { 'in-reply-to': id } },
+  ]),
+});
+
+const idCriteria = (ids: readonly string[]): SearchObject => ({
+  or: ids.map((id) => ({ header: { 'message-id': id } })),
+});
+
+/** IMAP HEADER search is a substring match; keep only messages that name an id exactly. */
+function namesAny(m: ReadMessage, ids: ReadonlySet<string>): boolean {
+  return m.links.some((l) => ids.has(l));
+}
+
+async function searchChunked(
+  client: ImapFlow,
+  ids: readonly string[],
+  make: (ids: readonly string[]) => SearchObject,
+) {
+  const out = new Set<number>();
+  for (const part of chunks(ids, IDS_PER_SEARCH))
+    for (const u of await searchUids(client, make(part))) out.add(u);
+  return [...out];
+}
+
+/** Rounds of link searches over `folders`, reading each new hit in `format` as it is found. */
+async function rounds(
+  client: ImapFlow,
+  folders: readonly Folder[],
+  roots: readonly string[],
+  format: ReadFormat,
+): Promise<ReadMessage[]> {
+  const searched = new Set<string>();
+  const found: ReadMessage[] = [];
+  const fetched = new Map<string, Set<number>>();
+  let frontier = [...new Set(roots)];
+  for (let round = 0; frontier.length > 0 && round < MAX_ROUNDS; round++) {
+    for (const id of frontier) searched.add(id);
+    const wanted = new Set(frontier);
+    const fresh: ReadMessage[] = [];
+    for (const folder of folders) {
+      const box = await examine(client, folder.path);
+      if (box.exists === 0) continue;
+      const seen = fetched.get(folder.path) ?? new Set<number>();
+      fetched.set(folder.path, seen);
+      const uids = (await searchChunked(client, frontier, linkCriteria)).filter((u) => !seen.has(u));
+      for (const u of uids) seen.add(u);
+      for (const { copy, bytes } of await fetchCopies(client, folder, uids, format)) {
+        const m = readCopy(copy, bytes, format === 'full');
+        if (namesAny(m, wanted)) fresh.push(m);
+      }
+    }
+    found.push(...fresh);
+    // Next: every id the new messages name that nobody has searched for yet — their own and the
+    // ones they reference, since a message quoting the eighth-latest ids only (common clients
+    // cap References) leads back to the start of the conversation only through its references.
+    frontier = [...new Set(fresh.flatMap((m) => m.links))].filter((id) => !searched.has(id));
+  }
+  return found;
+}
+
+/** Where each found message lives: one Message-ID search per folder All Mail covers. */
+async function locate(client: ImapFlow, folders: readonly Folder[], found: readonly ReadMessage[]) {
+  const ids = [...new Set(found.flatMap((m) => (m.messageId === undefined ? [] : [m.messageId])))];
+  const located: ReadMessage[] = [];
+  if (ids.length === 0) return located;
+  const wanted = new Set(ids);
+  for (const folder of folders) {
+    const box = await examine(client, folder.path);
+    if (box.exists === 0) continue;
+    const uids = await searchChunked(client, ids, idCriteria);
+    for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
+      const m = readCopy(copy, bytes, false);
+      if (m.messageId !== undefined && wanted.has(m.messageId)) located.push(m);
+    }
+  }
+  return located;
+}
+
+export async function gatherThreads(
+  client: ImapFlow,
+  model: FolderModel,
+  roots: readonly string[],
+  format: ReadFormat,
+): Promise<ReadMessage[]> {
+  const all = model.folders.find((f) => f.role === 'all');
+  const places = model.folders.filter((f) => f.kind !== 'virtual');
+  if (all === undefined) return mergeCopies(await rounds(client, places, roots, format));
+  // Junk and Trash are outside All Mail: a thread that lives there (search in:spam) is rebuilt
+  // there too, in the same rounds.
+  const outside = places.filter((f) => f.role === 'junk' || f.role === 'trash');
+  const covered = places.filter((f) => f.role !== 'junk' && f.role !== 'trash' && f.role !== 'archive');
+  const viewed = await rounds(client, [all, ...outside], roots, format);
+  const inView = viewed.filter((m) => m.copies.every((c) => c.folder.path === all.path));
+  const located = await locate(client, covered, inView);
+  // A message All Mail shows in no folder it covers sits in Archive (or another folder without
+  // a label of its own): its All Mail copy, which carries no location label, says just that.
+  return mergeCopies([...viewed, ...located]).map((m) => ({
+    ...m,
+    copies: m.copies.filter((c) => c.folder.path !== all.path || m.copies.length === 1),
+  }));
+}
+
+/** The messages connected to `root` through their links (a union-find over Message-IDs). */
+export function componentOf(root: string, messages: readonly ReadMessage[]): ReadMessage[] {
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    let r = x;
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r) as string;
+    parent.set(x, r);
+    return r;
+  };
+  for (const m of messages) {
+    const [first, ...rest] = m.links;
+    if (first === undefined) continue;
+    find(first);
+    for (const l of rest) {
+      const a = find(first);
+      const b = find(l);
+      if (a !== b) parent.set(a, b);
+    }
+  }
+  const target = find(root);
+  return messages.filter((m) => {
+    const first = m.links[0];
+    return first !== undefined && find(first) === target;
+  });
+}

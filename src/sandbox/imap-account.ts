@@ -1,0 +1,126 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { headerValue } from '../mail/headers.js';
+import { parseRawMessage } from '../mail/mime.js';
+import { cleanMessageId, threadIdFor, threadRoot } from '../providers/imap/ids.js';
+import type { ImapSettings } from '../providers/imap/settings.js';
+import { rawBytes } from './message.js';
+import { writeAccounts } from '../store/accounts.js';
+import type { AccountEntry } from '../store/accounts.js';
+import type { Env } from '../store/config.js';
+import { writeImapPassword } from '../store/imap-secret.js';
+import { DEMO_ADDRESS, demoCorpus } from './corpus/index.js';
+import type { SeedUser } from './seed.js';
+import { seedDovecot, startDovecot, startImapProxy } from './imap/index.js';
+import type { DovecotServer } from './imap/index.js';
+
+/*
+ * A throwaway real IMAP account for the demo, the tests and the benchmarks: a private Dovecot
+ * (src/sandbox/imap) seeded with the demo corpus, and a config dir that registers it the way
+ * `mailwarden accounts add --imap` would — pinned certificate, encrypted password, the trusted
+ * authserv-id of the corpus's receiving server.
+ */
+
+export type ImapProfile = 'full' | 'bridge';
+
+export interface ImapDemoOptions {
+  profile: ImapProfile;
+  /** Bridge-like profile: milliseconds the proxy holds each command (Bridge is slow). */
+  delayMs?: number;
+  /** Account name in accounts.json. */
+  account?: string;
+  seed?: SeedUser;
+  tiers?: string[];
+}
+
+export interface ImapDemo {
+  server: DovecotServer;
+  /** Present for the bridge profile: the delaying proxy in front of STARTTLS. */
+  proxy?: Awaited<ReturnType<typeof startImapProxy>>;
+  settings: ImapSettings;
+  configDir: string;
+  account: string;
+  /** Environment a spawned server needs to serve this account (config dir, passphrase). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** The passphrase the throwaway config encrypts the password with (not a secret: test data). */
+export const IMAP_DEMO_PASSPHRASE = 'mailwarden-imap-demo';
+
+export async function startImapDemo(options: ImapDemoOptions): Promise<ImapDemo> {
+  const server = await startDovecot({ profile: options.profile });
+  let proxy: ImapDemo['proxy'];
+  const configDir = await mkdtemp(join(tmpdir(), 'mailwarden-imap-'));
+  try {
+    await seedDovecot(server, options.seed ?? demoCorpus());
+    const base = {
+      host: server.host,
+      user: server.user,
+      pinSha256: server.certSha256,
+      pinCertPem: server.certPem,
+    };
+    let settings: ImapSettings;
+    if (options.profile === 'bridge') {
+      // Bridge speaks STARTTLS on a plain port (127.0.0.1:1143); the proxy imitates its latency.
+      proxy = await startImapProxy({
+        target: { host: server.host, port: server.plainPort },
+        delayMs: options.delayMs ?? 0,
+      });
+      settings = { ...base, port: proxy.port, security: 'starttls' };
+    } else {
+      settings = { ...base, port: server.tlsPort, security: 'tls' };
+    }
+    settings.authservId = 'mx.google.com';
+    const account = options.account ?? 'default';
+    const env: Record<string, string> = {
+      MAILWARDEN_CONFIG_DIR: configDir,
+      MAILWARDEN_TOKEN_PASSPHRASE: IMAP_DEMO_PASSPHRASE,
+      MAILWARDEN_KEYSTORE: 'off',
+    };
+    const storeEnv: Env = { ...env };
+    const entry: AccountEntry = {
+      name: account,
+      address: DEMO_ADDRESS,
+      provider: 'imap',
+      imap: settings,
+      tiers: (options.tiers ?? ['read', 'manage']) as AccountEntry['tiers'],
+      default: true,
+      added: new Date().toISOString(),
+    };
+    await writeAccounts(storeEnv, [entry]);
+    await writeImapPassword(storeEnv, account, server.password);
+    return {
+      server,
+      ...(proxy ? { proxy } : {}),
+      settings,
+      configDir,
+      account,
+      env,
+      async close() {
+        await proxy?.stop();
+        await server.stop();
+        await rm(configDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await proxy?.stop();
+    await server.stop();
+    await rm(configDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** The IMAP thread id of a demo-corpus thread: the root of its first message (providers/imap/ids). */
+export function imapThreadIdForKey(key: string, seed: SeedUser = demoCorpus()): string {
+  const first = seed.threads.find((t) => t.key === key)?.messages[0];
+  if (first === undefined) throw new Error(`no corpus thread ${key}`);
+  const { headers } = parseRawMessage(rawBytes(first.raw));
+  const root = threadRoot({
+    messageId: cleanMessageId(headerValue(headers, 'Message-ID')),
+    references: headerValue(headers, 'References'),
+    inReplyTo: headerValue(headers, 'In-Reply-To'),
+  });
+  return threadIdFor(root, { path: '', uidValidity: '', uid: 1 });
+}

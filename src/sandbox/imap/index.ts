@@ -1,0 +1,13 @@
+/**
+ * Real IMAP for tests, benchmarks and `mailwarden demo --imap`: throwaway Dovecot servers in two
+ * profiles (plain Dovecot, a Proton Mail Bridge imitation), a latency/fault proxy, and seeding
+ * from the same SeedUser the Gmail sandbox uses.
+ */
+export { startDovecot, processGroupAlive } from './dovecot.js';
+export type { DovecotOptions, DovecotServer } from './dovecot.js';
+export { BRIDGE_CAPABILITY, FOLDERS, virtualMailboxes } from './dovecot-config.js';
+export type { DovecotProfile, FolderLayout, VirtualMailbox } from './dovecot-config.js';
+export { startImapProxy } from './proxy.js';
+export type { ImapProxy, ImapProxyOptions, ProxyFault } from './proxy.js';
+export { appendMessage, keywordForLabel, placeMessage, recreateMailbox, seedDovecot } from './seed.js';
+export type { AppendOptions, Placement, SeedOptions, SeedReport } from './seed.js';
