@@ -135,7 +135,7 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
         const why = isMailError(e) ? e.message : String(e);
         throw new MailError(
           'not_authorized',
-          `account "${name}" is not signed in (${why}). Run \`mailwarden auth --account ${name}\` first: only an account whose token already exists can be added.`,
+          `account "${name}" is not signed in (${why}). Run \`mailwarden auth --account ${name}\` first: only an account whose token already exists can be added. An IMAP mailbox is added in a terminal, where its password can be typed: \`mailwarden accounts add ${name} --imap …\`.`,
         );
       }
       if (

@@ -20,6 +20,9 @@ Usage:
                                                  MCP over Streamable HTTP on 127.0.0.1:8787/mcp (also --http)
   mailwarden accounts [list | default NAME | remove NAME | add NAME [--alias A] [--tiers T]]
                                                  the accounts one server serves (accounts.json)
+  mailwarden accounts add NAME --imap --host HOST [--port N] [--tls | --starttls] --user USER
+      [--password-stdin] [--pin-sha256 HEX | --pin-cert FILE | --pin-from-server] [--authserv-id ID]
+                                                 an IMAP account (Proton Mail Bridge, Fastmail, Dovecot…)
   mailwarden --version | --help
 
 Environment: MAILWARDEN_TOOLS (tiers: read,manage,filters), MAILWARDEN_READONLY=1,

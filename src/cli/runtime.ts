@@ -107,7 +107,7 @@ async function openImapMailbox(
   return new ImapMailbox({
     account: entry.name,
     settings,
-    session: openImapSession(settings, password),
+    session: openImapSession(settings, password, { account: entry.name }),
     now: () => clock.now(),
     ...(entry.address === undefined ? {} : { address: entry.address }),
   });

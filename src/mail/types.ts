@@ -92,4 +92,9 @@ export interface Page<T> {
   items: T[];
   nextPageToken?: string;
   resultSizeEstimate?: number;
+  /**
+   * IMAP: who checked each predicate of the query — the server (SEARCH or the folder chosen), a
+   * local check on what was fetched, or nothing (Gmail-only state such as categories).
+   */
+  checks?: Array<{ predicate: string; by: 'server' | 'local' | 'none' }>;
 }

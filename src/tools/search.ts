@@ -86,6 +86,12 @@ export const search = defineTool({
       predicates: z.array(z.string()).describe('label-state predicates re-checked on live labels'),
       indexHits: z.number(),
       dropped: z.number().describe('index hits whose live labels contradict the query'),
+      checkedBy: z
+        .array(z.object({ predicate: z.string(), by: z.enum(['server', 'local', 'none']) }))
+        .optional()
+        .describe(
+          'IMAP: per predicate, whether the server, a local check on fetched mail, or nothing checked it',
+        ),
     }),
     usage,
     accounts: z.array(accountOutcome).optional().describe('account "all": how each account answered'),
@@ -132,6 +138,7 @@ export const search = defineTool({
         predicates: outcome.predicates,
         indexHits: page.items.length,
         dropped: outcome.dropped.length,
+        ...(page.checks ? { checkedBy: page.checks } : {}),
       },
       usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
     };

@@ -180,6 +180,7 @@ class Pool implements PooledImapSession {
         const opening = this.connection();
         opening.catch(noop);
         current = await Promise.race([opening, stop]);
+        this.watchdog(current, true);
         try {
           started = true;
           const running = fn(current.client);
@@ -301,10 +302,20 @@ class Pool implements PooledImapSession {
     conn.client.close();
   }
 
+  /**
+   * imapflow's inactivity watchdog (socketTimeout) treats a quiet pooled connection as dead, so
+   * it runs only while a call holds the connection; between calls the idle timer governs.
+   */
+  private watchdog(conn: Conn, on: boolean): void {
+    const socket = (conn.client as unknown as { socket?: { setTimeout?: (ms: number) => unknown } }).socket;
+    if (typeof socket?.setTimeout === 'function') socket.setTimeout(on ? this.o.socketTimeoutMs : 0);
+  }
+
   private armIdle(): void {
     this.clearIdle();
     const conn = this.conn;
     if (conn === undefined) return;
+    this.watchdog(conn, false);
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
       if (this.conn !== conn) return;

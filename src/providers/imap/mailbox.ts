@@ -20,7 +20,7 @@ import { parseImapId } from './ids.js';
 import { imapLabels } from './labels.js';
 import { imapMessageFacts, matchesLocally } from './facts.js';
 import { labelNamesOf, planSearch } from './query.js';
-import type { FolderModel } from './query.js';
+import type { FolderModel, SearchPlan } from './query.js';
 import {
   examine,
   fetchCopies,
@@ -154,18 +154,13 @@ export class ImapMailbox implements Mailbox {
     unit: 'thread' | 'message',
   ): Promise<Page<MessageRef>> {
     const plan = planSearch(node, model, this.now());
-    if (plan.empty) return { items: [], resultSizeEstimate: 0 };
-    const copies: ReadMessage[] = [];
-    for (const path of plan.folders) {
-      const folder = model.folders.find((f) => f.path === path);
-      if (folder === undefined) continue;
-      const box = await examine(client, path);
-      if (box.exists === 0) continue;
-      const uids = await searchUids(client, plan.criteria);
-      for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
-        copies.push(readCopy(copy, bytes, false));
-      }
-    }
+    if (plan.empty) return { items: [], resultSizeEstimate: 0, checks: plan.checks };
+    const found = await this.searchFolders(client, model, plan.folders, plan.criteria);
+    // Copies in the observed folders only say where a hit also sits (a label folder's copy in
+    // Spam); they are never hits of their own.
+    const observed = await this.searchFolders(client, model, plan.observe, plan.criteria);
+    const hitIds = new Set(found.map((m) => m.id));
+    const copies = [...found, ...observed.filter((m) => hitIds.has(m.id))];
     const wanted = options.labelIds ?? [];
     const hits = mergeCopies(copies).filter((m) => {
       const labels = labelIdsOf(m);
@@ -187,7 +182,7 @@ export class ImapMailbox implements Mailbox {
     }
     const order = sortUnits([...units.values()]);
     let start = cursorStart(order, options.pageToken);
-    const local = plan.checks.some((c) => c.by === 'local') || needsWords(node);
+    const local = !plan.exact;
     const items: typeof order = [];
     let consumed = start;
     if (!local) {
@@ -233,10 +228,31 @@ export class ImapMailbox implements Mailbox {
     return {
       items: items.map((u) => ({ id: u.id, threadId: u.threadId })),
       resultSizeEstimate: order.length,
+      checks: plan.checks,
       ...(consumed < order.length && last !== undefined
         ? { nextPageToken: `i${last.date}.${last.key}` }
         : {}),
     };
+  }
+
+  /** UID SEARCH in each folder, then one FETCH of links, flags, date and size for the hits. */
+  private async searchFolders(
+    client: ImapFlow,
+    model: FolderModel,
+    paths: readonly string[],
+    criteria: SearchPlan['criteria'],
+  ): Promise<ReadMessage[]> {
+    const out: ReadMessage[] = [];
+    for (const path of paths) {
+      const folder = model.folders.find((f) => f.path === path);
+      if (folder === undefined) continue;
+      const box = await examine(client, path);
+      if (box.exists === 0) continue;
+      const uids = await searchUids(client, criteria);
+      for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links'))
+        out.push(readCopy(copy, bytes, false));
+    }
+    return out;
   }
 
   /** The hits' whole headers (or sources), one FETCH per folder. */
@@ -474,9 +490,6 @@ function someTerm(node: QueryNode, test: (field: string | null) => boolean): boo
 /** Free text, attachments and file names are only known from the source. */
 const needsBody = (node: QueryNode): boolean =>
   someTerm(node, (f) => f === null || f === 'has' || f === 'filename');
-
-/** IMAP SEARCH matches substrings; Gmail matches words: those terms are re-checked locally. */
-const needsWords = (node: QueryNode): boolean => someTerm(node, (f) => f === null || f === 'subject');
 
 /**
  * User labels that are keywords are known from each folder's FLAGS (RFC 3501 §7.2.6), so

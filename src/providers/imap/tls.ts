@@ -77,7 +77,15 @@ const servernameFor = (host: string): { servername?: string } =>
   isIP(host) === 0 ? { servername: host } : {};
 
 function selfSigned(pem: string): boolean {
-  const x = new X509Certificate(pem);
+  let x: X509Certificate;
+  try {
+    x = new X509Certificate(pem);
+  } catch {
+    throw invalidInput(
+      'imap.pinCertPem',
+      'not a certificate; pin again with --pin-from-server or --pin-cert',
+    );
+  }
   return x.checkIssued(x);
 }
 

@@ -6,7 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { X509Certificate, generateKeyPair } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { renderDovecotConfig, virtualMailboxes } from './dovecot-config.js';
 import type { DovecotProfile, RunAs } from './dovecot-config.js';
+import { guard, killGroup, processGroupAlive } from './process.js';
 
 const run = promisify(execFile);
 
@@ -50,57 +51,6 @@ export interface DovecotServer {
 
 const START_TIMEOUT_MS = 10_000;
 const TERM_GRACE_MS = 2_000;
-
-// Servers a test run forgot to stop (or could not, because it crashed) die with the process.
-const live = new Map<number, string>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const [pid, dir] of live) {
-      killGroup(pid, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-/**
- * Whether any process of the group still runs. Zombies do not count: once the master is gone its
- * children are reparented, and a slow init may take a while to reap them.
- */
-export function processGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch {
-    return false;
-  }
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  } catch {
-    return true; // no procfs: the signal probe is all there is
-  }
-  return entries.some((e) => {
-    try {
-      // Fields after the parenthesised command: state, ppid, pgrp, …
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(pgrp) === pgid && state !== 'Z';
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** Free loopback ports, held open together so two calls cannot be handed the same one. */
 async function freePorts(count: number): Promise<number[]> {
@@ -266,8 +216,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
     const pid = child.pid;
     if (pid === undefined) throw new Error('could not spawn dovecot (is it installed and on PATH?)');
     child.unref();
-    live.set(pid, dir);
-    installExitHook();
+    const guarded = guard(pid, dir);
     const exited = new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve();
       else child.once('exit', () => resolve());
@@ -284,7 +233,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
         clearTimeout(timer);
         for (let i = 0; i < 40 && processGroupAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
         killGroup(pid, 'SIGKILL');
-        live.delete(pid);
+        guarded.release();
         await rm(dir, { recursive: true, force: true });
       })());
 

@@ -3,7 +3,8 @@
  * profiles (plain Dovecot, a Proton Mail Bridge imitation), a latency/fault proxy, and seeding
  * from the same SeedUser the Gmail sandbox uses.
  */
-export { startDovecot, processGroupAlive } from './dovecot.js';
+export { startDovecot } from './dovecot.js';
+export { processGroupAlive } from './process.js';
 export type { DovecotOptions, DovecotServer } from './dovecot.js';
 export { BRIDGE_CAPABILITY, FOLDERS, virtualMailboxes } from './dovecot-config.js';
 export type { DovecotProfile, FolderLayout, VirtualMailbox } from './dovecot-config.js';

@@ -207,6 +207,15 @@ describe('the pool', () => {
     await session.close();
   });
 
+  it('a pooled connection outlives the command watchdog (socketTimeout) while idle', async () => {
+    const session = openImapSession(pinned(server), server.password, { socketTimeoutMs: 300, idleMs: 5_000 });
+    await session.use(examine, { retry: true });
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await session.use(examine, { retry: true })).toBe(3);
+    expect(session.logins()).toBe(1);
+    await session.close();
+  });
+
   it('a connection the server drops between calls is replaced without an error', async () => {
     const session = openImapSession(pinned(server), server.password);
     await session.use(examine, { retry: false });

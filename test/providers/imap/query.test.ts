@@ -285,7 +285,9 @@ const QUERIES = [
 label:urgent|has:attachment|filename:pdf|"big deal"|subject:(big deal)|report|after:2026/11/01|before:2026/11/01
 newer_than:3d|older_than:20d|from:ann OR has:attachment|-(from:ann OR subject:deal)|-subject:deal|list:news
 -after:2026/11/01 -larger:300|in:spam OR in:inbox|in:trash report|label:receipts in:anywhere|has:userlabels
-(in:inbox is:read) OR (in:sent report)|larger:300|category:updates|in:inbox in:sent`.split(/[|\n]/u),
+(in:inbox is:read) OR (in:sent report)|larger:300|category:updates|in:inbox in:sent|in:inbox OR from:ann`.split(
+    /[|\n]/u,
+  ),
 ];
 
 /** The corpus as `model` would hold it: copies in the home folder, label folders and All Mail. */
