@@ -32,6 +32,8 @@ export interface StackOptions {
   existingSandbox?: Sandbox;
   env?: Record<string, string>;
   protocol?: Protocol;
+  /** Runs after the config dir is written and before the server starts (extra accounts…). */
+  beforeSpawn?: (configDir: string) => Promise<void>;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
   const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-test-');
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
+  await options.beforeSpawn?.(configDir);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],

@@ -2,7 +2,10 @@
  * The throwaway Dovecot servers, the fault proxy and the seeding, checked with a real imapflow
  * client: what a provider test relies on must be true of the server, not of our config text.
  */
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import tls from 'node:tls';
@@ -20,6 +23,7 @@ import {
   startDovecot,
   startImapProxy,
 } from '../../src/sandbox/imap/index.js';
+import { guard } from '../../src/sandbox/imap/process.js';
 import type { DovecotServer, SeedReport } from '../../src/sandbox/imap/index.js';
 
 const pin = (s: DovecotServer): tls.ConnectionOptions => ({
@@ -131,6 +135,20 @@ async function count(c: ImapFlow, folder: string): Promise<number | undefined> {
   return status ? status.messages : undefined;
 }
 
+/** Processes whose command line names `text` (the dovecot master and the watchdog name the dir). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        return readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 const specialUse = async (c: ImapFlow): Promise<Record<string, string>> =>
   Object.fromEntries(
     (await c.list()).map((m) => [
@@ -227,8 +245,24 @@ describe('full profile', () => {
   it('stop() leaves no process and no temp dir', async () => {
     const dir = s.configPath.replace(/\/dovecot\.conf$/, '');
     expect(processGroupAlive(s.pid)).toBe(true);
+    expect(processesMentioning(dir).length).toBeGreaterThanOrEqual(2); // master + watchdog
     await s.stop();
     expect(processGroupAlive(s.pid)).toBe(false);
+    expect(processesMentioning(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('a watchdog stops the group and removes the dir when this process is gone', async () => {
+    const victim = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    const pgid = victim.pid ?? 0;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mailwarden-guard-'));
+    // abandon() closes our end of the pipe, which is all a dying process does to it.
+    guard(pgid, dir).abandon();
+    const deadline = Date.now() + 5000;
+    while ((processGroupAlive(pgid) || existsSync(dir)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(processGroupAlive(pgid)).toBe(false);
     expect(existsSync(dir)).toBe(false);
   });
 });

@@ -50,10 +50,10 @@ export function processGroupAlive(pgid: number): boolean {
 // SIGTERM, up to 2 s of grace (zombies keep the probe true: init may be slow to reap), SIGKILL.
 const WATCHDOG = [
   'read -r _',
-  'kill -TERM -- "-$1" 2>/dev/null',
+  'kill -TERM "-$1" 2>/dev/null',
   'i=0',
-  'while kill -0 -- "-$1" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done',
-  'kill -KILL -- "-$1" 2>/dev/null',
+  'while kill -0 "-$1" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done',
+  'kill -KILL "-$1" 2>/dev/null',
   'rm -rf -- "$2"',
 ].join('; ');
 
