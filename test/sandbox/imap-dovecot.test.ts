@@ -189,6 +189,23 @@ describe('full profile', () => {
     await expect(wrong.connect()).rejects.toThrow();
   });
 
+  it('offers ManageSieve on its own port', async () => {
+    const greeting = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(s.sievePort ?? 0, s.host);
+      let text = '';
+      socket.on('error', reject);
+      socket.on('data', (d: Buffer) => {
+        text += d.toString('latin1');
+        if (/^OK/m.test(text)) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+    });
+    expect(greeting).toContain('"IMPLEMENTATION"');
+    expect(greeting).toContain('"SIEVE"');
+  });
+
   it('lists the folders with their special-use attributes, All Mail as \\All', async () => {
     const list = await session(client(s, 'tls'), specialUse);
     expect(list).toMatchObject({

@@ -153,6 +153,7 @@ async function waitReady(child: ChildProcess, port: number, deadline: number): P
     exited = `exited early (code ${String(code)}, signal ${String(signal)})`;
   });
   while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) exited ??= 'exited early';
     if (exited) throw new Error(exited);
     if (await greeted(port, Math.max(100, deadline - Date.now()))) return;
     await new Promise((r) => setTimeout(r, 25));
