@@ -91,7 +91,9 @@ export async function runImapDemo(profile: 'bridge' | 'full'): Promise<number> {
       },
     );
     const a = f.messages[0]?.authentication ?? {};
-    console.log(`   spf=${String(a['spf'])} dkim=${String(a['dkim'])} dmarc=${String(a['dmarc'])}`);
+    console.log(
+      `   spf=${String(a['spf'] ?? 'none')} dkim=${String(a['dkim'] ?? 'none')} dmarc=${String(a['dmarc'] ?? 'none')}`,
+    );
 
     console.log('\n5. Who is waiting on an answer (from the Sent folder).');
     const fu = await call<{ awaitingReply: Array<{ subject: string }> }>(client, 'follow_ups', {});

@@ -20,13 +20,22 @@ beforeAll(async () => {
   // The Gmail sandbox stack writes its own config dir; register the IMAP account there too,
   // with the password stored the way `accounts add --imap` stores it.
   stack = await startStack({
-    env: { MAILWARDEN_TOKEN_PASSPHRASE: imap.env['MAILWARDEN_TOKEN_PASSPHRASE'] ?? '', MAILWARDEN_KEYSTORE: 'off' },
+    env: {
+      MAILWARDEN_TOKEN_PASSPHRASE: imap.env['MAILWARDEN_TOKEN_PASSPHRASE'] ?? '',
+      MAILWARDEN_KEYSTORE: 'off',
+    },
     beforeSpawn: async (configDir) => {
       const env = { ...imap.env, MAILWARDEN_CONFIG_DIR: configDir };
       const [proton] = await readAccounts(imap.env);
       if (proton === undefined) throw new Error('no imap entry');
       await writeAccounts(env, [
-        { name: 'default', provider: 'gmail', tiers: ['read', 'manage'], default: true, address: DEMO_ADDRESS },
+        {
+          name: 'default',
+          provider: 'gmail',
+          tiers: ['read', 'manage'],
+          default: true,
+          address: DEMO_ADDRESS,
+        },
         { ...proton, default: false },
       ]);
       await writeImapPassword(env, 'proton', imap.server.password);
@@ -75,7 +84,11 @@ describe('a Gmail and an IMAP account on one server', () => {
     await imap.proxy?.stop();
     const r = await stack.call('search', { query: 'in:inbox', account: 'all', maxResults: 3 });
     expect(r.isError, r.text).toBe(false);
-    const parts = r.structured['accounts'] as Array<{ account: string; ok: boolean; error?: { code: string } }>;
+    const parts = r.structured['accounts'] as Array<{
+      account: string;
+      ok: boolean;
+      error?: { code: string };
+    }>;
     expect(parts[0]).toMatchObject({ account: 'default', ok: true });
     expect(parts[1]).toMatchObject({ account: 'proton', ok: false });
     expect(parts[1]?.error?.code).toMatch(/network_error|upstream_unavailable/);

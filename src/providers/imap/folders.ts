@@ -61,8 +61,11 @@ function topSegment(entry: ListResponse): string {
 export function buildFolderModel(entries: readonly ListResponse[], options: FolderModelOptions): FolderModel {
   const folders: Folder[] = [];
   const taken = new Set<FolderRole>();
+  const protonLayout = [PROTON_FOLDERS, PROTON_LABELS].every((p) => entries.some((e) => e.path === p));
   for (const e of entries) {
     if (e.flags.has('\\Noselect') || e.flags.has('\\NonExistent')) continue;
+    // Proton's two parents hold the user folders and labels; they are no place of their own.
+    if ((e.path === PROTON_FOLDERS || e.path === PROTON_LABELS) && protonLayout) continue;
     let role = roleOf(e);
     // One folder per role: a second "Archive" (say Folders/Archive) is a user folder.
     if (role !== undefined && taken.has(role)) role = undefined;

@@ -7,7 +7,7 @@ import { examine, searchUids } from './reader.js';
 /*
  * list_labels on IMAP: the system labels the folders and flags map to (INBOX, SENT, DRAFT, SPAM,
  * TRASH, UNREAD ↔ not \Seen, STARRED ↔ \Flagged), every user folder and label folder, and the
- * user keywords in use (RFC 3501 FLAGS of each folder a message lives in).
+ * user keywords in use (learnt from each folder's FLAGS when the folder list is read).
  */
 
 const FLAG_LABELS: readonly Label[] = [
@@ -24,27 +24,25 @@ export async function imapLabels(
   const out: Label[] = [];
   const keywords = new Map<string, string>(model.keywordLabels);
   for (const f of model.folders) {
-    if (f.kind === 'virtual') continue;
-    const box = await examine(client, f.path);
-    for (const flag of box.flags ?? []) {
-      const k = userKeyword(flag);
-      if (k !== undefined) keywords.set(keywordLabelId(k), k);
-    }
-    if (f.labelId === undefined) continue;
+    if (f.kind === 'virtual' || f.labelId === undefined) continue;
     const system = f.role !== undefined && ROLE_LABEL[f.role] !== undefined;
     const label: Label = {
       id: f.labelId,
       name: system ? f.labelId : f.name,
       type: system ? 'system' : 'user',
     };
+    // Counts cost an EXAMINE and a SEARCH per folder: only when asked for.
     if (counts && (only === undefined || only === f.labelId)) {
+      const box = await examine(client, f.path);
+      for (const flag of box.flags ?? []) {
+        const k = userKeyword(flag);
+        if (k !== undefined) keywords.set(keywordLabelId(k), k);
+      }
       label.messagesTotal = box.exists;
       label.messagesUnread = box.exists === 0 ? 0 : (await searchUids(client, { seen: false })).length;
     }
     out.push(label);
   }
-  // Remembered so later searches can name keyword labels without listing again.
-  for (const [id, name] of keywords) (model.keywordLabels as Map<string, string>).set(id, name);
   out.push(...FLAG_LABELS);
   for (const [id, name] of keywords) out.push({ id, name, type: 'user' });
   return out;

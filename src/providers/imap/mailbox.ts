@@ -37,6 +37,7 @@ import { componentOf, gatherThreads } from './threads.js';
 
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
+const KEYWORD_TTL_MS = 600_000;
 
 export interface ImapMailboxOptions {
   account: string;
@@ -62,6 +63,7 @@ export class ImapMailbox implements Mailbox {
   private readonly settings: ImapSettings;
   private readonly now: () => number;
   private model: { at: number; model: FolderModel } | undefined;
+  private keywords: { at: number; names: Map<string, string> } | undefined;
   private readonly address: string;
 
   constructor(options: ImapMailboxOptions) {
@@ -103,7 +105,14 @@ export class ImapMailbox implements Mailbox {
     if (this.model && now - this.model.at < FOLDER_TTL_MS) return this.model.model;
     const entries = await client.list();
     const model = buildFolderModel(entries, { gmail: client.capabilities.has('X-GM-EXT-1') });
-    await learnKeywords(client, model);
+    // Keywords change rarely and cost a command per folder to learn: kept ten minutes.
+    if (this.keywords && now - this.keywords.at < KEYWORD_TTL_MS) {
+      for (const [id, name] of this.keywords.names)
+        (model.keywordLabels as Map<string, string>).set(id, name);
+    } else {
+      await learnKeywords(client, model);
+      this.keywords = { at: now, names: new Map(model.keywordLabels) };
+    }
     this.model = { at: now, model };
     return model;
   }

@@ -65,16 +65,20 @@ async function rounds(
   folders: readonly Folder[],
   roots: readonly string[],
   format: ReadFormat,
+  /** Later rounds ask only the first folder (All Mail) and folders that held a match. */
+  narrow: boolean,
 ): Promise<ReadMessage[]> {
   const searched = new Set<string>();
   const found: ReadMessage[] = [];
   const fetched = new Map<string, Set<number>>();
   let frontier = [...new Set(roots)];
+  let active = folders;
   for (let round = 0; frontier.length > 0 && round < MAX_ROUNDS; round++) {
     for (const id of frontier) searched.add(id);
     const wanted = new Set(frontier);
     const fresh: ReadMessage[] = [];
-    for (const folder of folders) {
+    const hit = new Set<string>();
+    for (const folder of active) {
       const box = await examine(client, folder.path);
       if (box.exists === 0) continue;
       const seen = fetched.get(folder.path) ?? new Set<number>();
@@ -83,10 +87,17 @@ async function rounds(
       for (const u of uids) seen.add(u);
       for (const { copy, bytes } of await fetchCopies(client, folder, uids, format)) {
         const m = readCopy(copy, bytes, format === 'full');
-        if (namesAny(m, wanted)) fresh.push(m);
+        if (namesAny(m, wanted)) {
+          fresh.push(m);
+          hit.add(folder.path);
+        }
       }
     }
     found.push(...fresh);
+    // With All Mail first, later rounds look there and where conversations were found: Spam or
+    // Trash, when they held none of them (most of the time), are not asked again.
+    const [main] = folders;
+    if (narrow) active = folders.filter((f) => f === main || hit.has(f.path));
     // Next: every id the new messages name that nobody has searched for yet — their own and the
     // ones they reference, since a message quoting the eighth-latest ids only (common clients
     // cap References) leads back to the start of the conversation only through its references.
@@ -121,12 +132,12 @@ export async function gatherThreads(
 ): Promise<ReadMessage[]> {
   const all = model.folders.find((f) => f.role === 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
-  if (all === undefined) return mergeCopies(await rounds(client, places, roots, format));
+  if (all === undefined) return mergeCopies(await rounds(client, places, roots, format, false));
   // Junk and Trash are outside All Mail: a thread that lives there (search in:spam) is rebuilt
   // there too, in the same rounds.
   const outside = places.filter((f) => f.role === 'junk' || f.role === 'trash');
   const covered = places.filter((f) => f.role !== 'junk' && f.role !== 'trash' && f.role !== 'archive');
-  const viewed = await rounds(client, [all, ...outside], roots, format);
+  const viewed = await rounds(client, [all, ...outside], roots, format, true);
   const inView = viewed.filter((m) => m.copies.every((c) => c.folder.path === all.path));
   const located = await locate(client, covered, inView);
   // A message All Mail shows in no folder it covers sits in Archive (or another folder without
