@@ -46,8 +46,44 @@ export class ActionLog {
   }
 
   async append(record: Omit<ActionRecord, 'time'> & { time?: string }): Promise<void> {
+    await this.appendMany([record]);
+  }
+
+  /**
+   * Appends records in one write(2), so a batch is all there or (torn by a crash or a full disk)
+   * at worst cut short in its last line. Any record shape with an account may be written; the
+   * write policy's move records (src/policy/move-cap.ts) go through here too.
+   */
+  async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {
+    if (records.length === 0) return;
     await this.ensureWritable();
-    const line = JSON.stringify({ time: record.time ?? new Date().toISOString(), ...record });
-    await appendFile(this.path, `${line}\n`, { mode: 0o600 });
+    const at = new Date().toISOString();
+    // `time` first, for people reading the file; a record's own time wins.
+    const line = (r: { time?: string }): string =>
+      JSON.stringify(Object.assign({ time: at }, r, { time: r.time ?? at }));
+    let text = records.map((r) => `${line(r)}\n`).join('');
+    // A line torn by a crash would swallow this append's first record and turn into a bad line
+    // in the middle of the log, which stops moves (move-cap.ts). End it, and say it was torn.
+    if (await this.endsTorn()) {
+      const marker = { time: at, account: '*', tool: 'action-log', op: TORN_LINE_MARK, outcome: 'ok' };
+      text = `\n${JSON.stringify(marker)}\n${text}`;
+    }
+    await appendFile(this.path, text, { mode: 0o600 });
+  }
+
+  private async endsTorn(): Promise<boolean> {
+    const fh = await open(this.path, 'r');
+    try {
+      const { size } = await fh.stat();
+      if (size === 0) return false;
+      const last = Buffer.alloc(1);
+      await fh.read(last, 0, 1, size - 1);
+      return last[0] !== 0x0a;
+    } finally {
+      await fh.close();
+    }
   }
 }
+
+/** The op of the record appended right after a torn line, so readers know it was torn, not damaged. */
+export const TORN_LINE_MARK = 'tornLineEnded';

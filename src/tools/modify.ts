@@ -3,7 +3,7 @@ import { mapBounded } from '../mail/async.js';
 import { isMailError } from '../mail/errors.js';
 import type { LabelChange, Mailbox } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
-import { defineTool } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
 import { usage } from './search.js';
 
@@ -62,7 +62,7 @@ export async function perThread(
 ): Promise<Report> {
   const before = ctx.mailbox.usage();
   const out: Report = { changed: [], failed: [], notAttempted: [], usage: { requests: 0, quotaUnits: 0 } };
-  const results = await mapBounded(ids, CONCURRENCY, async (threadId) => {
+  const results = await mapBounded(ids, readConcurrency(ctx.mailbox, CONCURRENCY), async (threadId) => {
     if (ctx.signal.aborted) return { threadId, kind: 'notAttempted' as const };
     try {
       const messages = await write(ctx.mailbox, threadId);

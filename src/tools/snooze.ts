@@ -7,7 +7,7 @@ import { SNOOZE_PARENTS, snoozeLabelName, snoozeLabelsOf } from '../mail/snooze-
 import type { SnoozeLabel } from '../mail/snooze-labels.js';
 import type { Label } from '../mail/types.js';
 import type { ToolContext } from './define.js';
-import { defineTool } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
 import { forgetLabels } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 
@@ -57,7 +57,7 @@ async function eachThread(
   const outcome = new Map<string, true | { code: ErrorCode; message: string }>();
   let stopped = false;
   let done = 0;
-  await mapBounded(ids, 4, async (id) => {
+  await mapBounded(ids, readConcurrency(ctx.mailbox, 4), async (id) => {
     if (stopped || ctx.signal.aborted) return;
     try {
       await fn(id);

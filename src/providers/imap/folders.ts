@@ -87,7 +87,7 @@ export function buildFolderModel(entries: readonly ListResponse[], options: Fold
     if (labelId !== undefined) folder.labelId = labelId;
     folders.push(folder);
   }
-  return { folders, keywordLabels: new Map() };
+  return { folders, keywordLabels: new Map(), ...(protonLayout ? { proton: true } : {}) };
 }
 
 export function folderByRole(model: FolderModel, role: FolderRole): Folder | undefined {

@@ -17,6 +17,7 @@ import type {
 import { imapHistory, profileCursor } from './history.js';
 import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
 import { parseImapId } from './ids.js';
+import type { ImapId } from './ids.js';
 import { imapLabels } from './labels.js';
 import { imapMessageFacts, matchesLocally } from './facts.js';
 import { labelNamesOf, planSearch } from './query.js';
@@ -33,7 +34,9 @@ import {
 import type { ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
-import { componentOf, gatherThreads } from './threads.js';
+import { componentOf, gatherThreads, locateByMessageId } from './threads.js';
+import { applyChange, checkDelta, newLabelTarget } from './writer.js';
+import { uniqueById } from '../../mail/unique.js';
 
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
@@ -64,6 +67,7 @@ export class ImapMailbox implements Mailbox {
   private readonly now: () => number;
   private model: { at: number; model: FolderModel } | undefined;
   private keywords: { at: number; names: Map<string, string> } | undefined;
+  private keywordsSettable: boolean | undefined;
   private readonly address: string;
 
   constructor(options: ImapMailboxOptions) {
@@ -164,7 +168,13 @@ export class ImapMailbox implements Mailbox {
   ): Promise<Page<MessageRef>> {
     const plan = planSearch(node, model, this.now());
     if (plan.empty) return { items: [], resultSizeEstimate: 0, checks: plan.checks };
-    const found = await this.searchFolders(client, model, plan.folders, plan.criteria);
+    // labelIds naming a folder (a snooze folder, Labels/X) are answered in that folder, where the
+    // copies carry the label; All Mail's copies would not say where they sit.
+    const inFolder = (options.labelIds ?? [])
+      .map((id) => model.folders.find((f) => f.labelId === id && f.kind !== 'virtual'))
+      .find((f) => f !== undefined);
+    const paths = inFolder === undefined ? plan.folders : [inFolder.path];
+    const found = await this.searchFolders(client, model, paths, plan.criteria);
     // Copies in the observed folders only say where a hit also sits (a label folder's copy in
     // Spam); they are never hits of their own.
     const observed = await this.searchFolders(client, model, plan.observe, plan.criteria);
@@ -350,7 +360,7 @@ export class ImapMailbox implements Mailbox {
         const t = threads.get(b.id);
         if (t === undefined)
           b.reject(new MailError('not_found', `no thread ${b.id.slice(0, 40)}… on this IMAP account`));
-        else b.resolve(t);
+        else b.resolve(t.thread);
       }
     } catch (e) {
       for (const b of batch) b.reject(e);
@@ -362,8 +372,10 @@ export class ImapMailbox implements Mailbox {
     model: FolderModel,
     ids: readonly string[],
     format: 'full' | 'metadata',
-  ): Promise<Map<string, MailThread>> {
-    const out = new Map<string, MailThread>();
+    /** Writes: every copy's place, Archive included (reads leave what All Mail shows alone). */
+    everyPlace = false,
+  ): Promise<Map<string, { thread: MailThread; read: ReadMessage[] }>> {
+    const out = new Map<string, { thread: MailThread; read: ReadMessage[] }>();
     const roots = new Map<string, string>();
     for (const id of new Set(ids)) {
       const p = parseImapId(id, 'threadId');
@@ -374,12 +386,13 @@ export class ImapMailbox implements Mailbox {
         const box = await examine(client, folder.path);
         if (String(box.uidValidity) !== p.uidValidity) continue;
         const rows = await fetchCopies(client, folder, [p.uid], format);
-        const msgs = rows.map((r) => toMailMessage(readCopy(r.copy, r.bytes, format === 'full')));
-        if (msgs.length > 0) out.set(id, { id, messages: msgs.map((m) => ({ ...m, threadId: id })) });
+        const read = rows.map((r) => readCopy(r.copy, r.bytes, format === 'full'));
+        const msgs = read.map((m) => ({ ...toMailMessage(m), threadId: id }));
+        if (msgs.length > 0) out.set(id, { thread: { id, messages: msgs }, read });
       }
     }
     if (roots.size === 0) return out;
-    const messages = await gatherThreads(client, model, [...roots.values()], format);
+    const messages = await gatherThreads(client, model, [...roots.values()], format, everyPlace);
     for (const [id, root] of roots) {
       const component = componentOf(root, messages);
       if (component.length === 0) continue;
@@ -387,9 +400,34 @@ export class ImapMailbox implements Mailbox {
       // message (a search hit late in a long thread names a later root in its References).
       const mails = component.map(toMailMessage).sort((a, b) => a.internalDate - b.internalDate);
       const canonical = mails[0]?.threadId ?? id;
-      out.set(id, { id: canonical, messages: mails.map((m) => ({ ...m, threadId: canonical })) });
+      out.set(id, {
+        thread: { id: canonical, messages: mails.map((m) => ({ ...m, threadId: canonical })) },
+        read: component,
+      });
     }
     return out;
+  }
+
+  /** Every copy of the messages named by id, one Message-ID search per folder for all of them. */
+  private async locateMessages(
+    client: ImapFlow,
+    model: FolderModel,
+    ids: readonly ImapId[],
+  ): Promise<ReadMessage[]> {
+    const copies: ReadMessage[] = [];
+    const wanted = new Set<string>();
+    for (const p of ids) {
+      if (p.kind === 'place') {
+        const folder = model.folders.find((f) => f.path === p.path);
+        if (folder === undefined) continue;
+        const box = await examine(client, folder.path);
+        if (String(box.uidValidity) === p.uidValidity)
+          for (const r of await fetchCopies(client, folder, [p.uid], 'links'))
+            copies.push(readCopy(r.copy, r.bytes, false));
+      } else wanted.add(p.messageId);
+    }
+    if (wanted.size > 0) copies.push(...(await locateByMessageId(client, placesOf(model), [...wanted])));
+    return mergeCopies(copies);
   }
 
   async getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array> {
@@ -407,27 +445,7 @@ export class ImapMailbox implements Mailbox {
   async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {
     const p = parseImapId(messageId, 'messageId');
     return this.read(async (client, model) => {
-      const copies: ReadMessage[] = [];
-      if (p.kind === 'place') {
-        const folder = model.folders.find((f) => f.path === p.path);
-        if (folder !== undefined) {
-          const box = await examine(client, folder.path);
-          if (String(box.uidValidity) === p.uidValidity)
-            for (const r of await fetchCopies(client, folder, [p.uid], 'links'))
-              copies.push(readCopy(r.copy, r.bytes, false));
-        }
-      } else {
-        for (const folder of placesOf(model)) {
-          const box = await examine(client, folder.path);
-          if (box.exists === 0) continue;
-          const uids = await searchUids(client, { header: { 'message-id': p.messageId } });
-          for (const r of await fetchCopies(client, folder, uids, 'links')) {
-            const m = readCopy(r.copy, r.bytes, false);
-            if (m.messageId === p.messageId) copies.push(m);
-          }
-        }
-      }
-      const [m] = mergeCopies(copies);
+      const [m] = await this.locateMessages(client, model, [p]);
       if (m === undefined)
         throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
       return { id: m.id, threadId: m.threadId, labelIds: labelIdsOf(m) };
@@ -453,26 +471,178 @@ export class ImapMailbox implements Mailbox {
     }, options.signal);
   }
 
-  createLabel(_input: LabelInput): Promise<Label> {
-    return Promise.reject(unsupportedWrite('create_label'));
+  /** Writes never retry on their own: a write whose answer was lost is reported, not repeated. */
+  private write<T>(
+    fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.session.use(
+      async (client) => fn(client, await this.folders(client)),
+      signal === undefined ? { retry: false } : { retry: false, signal },
+    );
   }
-  updateLabel(_id: string, _patch: Partial<LabelInput>): Promise<Label> {
-    return Promise.reject(unsupportedWrite('changing a label'));
+
+  /**
+   * Whether keywords can be set: PERMANENTFLAGS with \\* (RFC 3501 §7.1), which a server states
+   * only for a folder opened read-write (EXAMINE answers an empty list), so it is asked once, in
+   * the first write, by selecting INBOX.
+   */
+  private async keywordsAllowed(client: ImapFlow, model: FolderModel): Promise<boolean> {
+    if (this.keywordsSettable !== undefined) return this.keywordsSettable;
+    const inbox = model.folders.find((f) => f.role === 'inbox');
+    if (inbox === undefined) return (this.keywordsSettable = false);
+    const box = await client.mailboxOpen(inbox.path, { readOnly: false });
+    this.keywordsSettable = box.permanentFlags?.has('\\*') === true;
+    return this.keywordsSettable;
   }
-  deleteLabel(_id: string): Promise<void> {
-    return Promise.reject(unsupportedWrite('deleting a label'));
+
+  // Concurrent modifyThread calls with the same change (archive of 50 threads) are one batch:
+  // one MOVE per source folder, one STORE per flag, then one verifying SEARCH.
+  private pendingWrites = new Map<
+    string,
+    Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>
+  >();
+
+  modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> {
+    const parsed = parseImapId(threadId, 'threadId');
+    if (parsed.kind === 'message') throw invalidInput('threadId', 'this is a message id; pass a thread id');
+    if (change.add.length === 0 && change.remove.length === 0)
+      throw invalidInput('change', 'add or remove at least one label');
+    const key = JSON.stringify([change.add, change.remove]);
+    return new Promise((resolve, reject) => {
+      const list = this.pendingWrites.get(key);
+      if (list !== undefined) return void list.push({ threadId, resolve, reject });
+      this.pendingWrites.set(key, [{ threadId, resolve, reject }]);
+      setImmediate(() => {
+        const batch = this.pendingWrites.get(key) ?? [];
+        this.pendingWrites.delete(key);
+        void this.flushWrites(batch, change, signal);
+      });
+    });
   }
-  modifyThread(_threadId: string, _change: LabelChange): Promise<MessageLabels[]> {
-    return Promise.reject(unsupportedWrite('changing labels'));
+
+  private async flushWrites(
+    batch: Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>,
+    change: LabelChange,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      const results = await this.write(async (client, model) => {
+        checkDelta(model, change, await this.keywordsAllowed(client, model));
+        const threads = await this.readThreads(
+          client,
+          model,
+          batch.map((b) => b.threadId),
+          'metadata',
+          true,
+        );
+        const messages = [...threads.values()].flatMap((t) => t.read);
+        const reports = await applyChange(client, model, uniqueById(messages), change);
+        const after = await this.readThreads(
+          client,
+          model,
+          batch.map((b) => b.threadId),
+          'metadata',
+          true,
+        );
+        return { threads, reports, after };
+      }, signal);
+      for (const b of batch) {
+        const t = results.threads.get(b.threadId);
+        if (t === undefined) {
+          b.reject(new MailError('not_found', `no thread ${b.threadId.slice(0, 40)}… on this IMAP account`));
+          continue;
+        }
+        const mine = results.reports.filter((r) => t.read.some((m) => m.id === r.id));
+        const bad = mine.find((r) => r.outcome !== 'changed');
+        if (bad !== undefined && mine.every((r) => r.outcome !== 'changed')) {
+          b.reject(
+            new MailError(
+              bad.outcome === 'unknown' ? 'network_error' : 'upstream_unavailable',
+              `${bad.outcome === 'unknown' ? 'outcome unknown' : 'not changed'}: ${bad.error ?? ''}`,
+              { retryable: false },
+            ),
+          );
+          continue;
+        }
+        const now = results.after.get(b.threadId);
+        b.resolve(
+          (now?.read ?? []).map((m) => ({ id: m.id, threadId: b.threadId, labelIds: labelIdsOf(m) })),
+        );
+      }
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
   }
-  modifyMessages(_ids: string[], _change: LabelChange): Promise<void> {
-    return Promise.reject(unsupportedWrite('changing labels'));
+
+  async modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+    if (messageIds.length > 1000) throw invalidInput('messageIds', 'at most 1000 per call');
+    const ids = messageIds.map((id) => parseImapId(id, 'messageIds'));
+    await this.write(async (client, model) => {
+      checkDelta(model, change, await this.keywordsAllowed(client, model));
+      const located = await this.locateMessages(client, model, ids);
+      await applyChange(client, model, located, change);
+    }, signal);
   }
-  trashThread(_threadId: string): Promise<void> {
-    return Promise.reject(unsupportedWrite('trash'));
+
+  trashThread(threadId: string, signal?: AbortSignal): Promise<void> {
+    return this.modifyThread(threadId, { add: ['TRASH'], remove: [] }, signal).then(() => undefined);
   }
-  untrashThread(_threadId: string): Promise<void> {
-    return Promise.reject(unsupportedWrite('untrash'));
+
+  untrashThread(threadId: string, signal?: AbortSignal): Promise<void> {
+    return this.modifyThread(threadId, { add: [], remove: ['TRASH'] }, signal).then(() => undefined);
+  }
+
+  async createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label> {
+    return this.write(async (client, model) => {
+      const existing = (await imapLabels(client, model, false)).find(
+        (l) => l.type === 'user' && l.name.toLowerCase() === input.name.toLowerCase(),
+      );
+      if (existing !== undefined) return existing;
+      const target = newLabelTarget(model, input.name, await this.keywordsAllowed(client, model));
+      if (target.kind === 'keyword') {
+        (model.keywordLabels as Map<string, string>).set(target.id, target.id.slice(1));
+        this.keywords?.names.set(target.id, target.id.slice(1));
+        return { id: target.id, name: target.id.slice(1), type: 'user' };
+      }
+      await client.mailboxCreate(target.path);
+      this.model = undefined;
+      const fresh = await this.folders(client);
+      const f = fresh.folders.find((x) => x.path === target.path);
+      return { id: f?.labelId ?? target.path, name: f?.name ?? input.name, type: 'user' };
+    }, signal);
+  }
+
+  updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label> {
+    return this.write(async (client, model) => {
+      const f = model.folders.find((x) => x.labelId === id && x.kind !== 'virtual' && x.role === undefined);
+      if (f === undefined || patch.name === undefined)
+        throw new MailError(
+          'unsupported',
+          `label ${id}: on IMAP only a folder can be renamed, and only its name`,
+        );
+      const prefix = f.path.slice(0, f.path.length - f.name.length);
+      await client.mailboxRename(f.path, `${prefix}${patch.name}`);
+      this.model = undefined;
+      return { id: `${prefix}${patch.name}`, name: patch.name, type: 'user' };
+    }, signal);
+  }
+
+  /** A keyword needs no deleting; a folder is deleted only when empty (IMAP would delete its mail). */
+  deleteLabel(id: string, signal?: AbortSignal): Promise<void> {
+    return this.write(async (client, model) => {
+      if (id.startsWith('#')) return;
+      const f = model.folders.find((x) => x.labelId === id && x.kind !== 'virtual' && x.role === undefined);
+      if (f === undefined) throw new MailError('not_found', `no label ${id} on this IMAP account`);
+      const box = await examine(client, f.path);
+      if (box.exists > 0)
+        throw new MailError(
+          'forbidden_operation',
+          `folder ${f.path} still holds ${box.exists} messages; deleting an IMAP folder deletes its mail, so it is left in place`,
+        );
+      await client.mailboxDelete(f.path);
+      this.model = undefined;
+    }, signal);
   }
 
   usage(): Usage {
@@ -502,15 +672,13 @@ const needsBody = (node: QueryNode): boolean =>
 
 /**
  * User labels that are keywords are known from each folder's FLAGS (RFC 3501 §7.2.6), so
- * label:x can be planned before anything was read. Only where keywords can be set at all
- * (PERMANENTFLAGS has \\*): Proton Bridge takes none, and is asked nothing more.
+ * label:x can be planned before anything was read.
  */
 async function learnKeywords(client: ImapFlow, model: FolderModel): Promise<void> {
   const places = placesOf(model).filter((f) => f.kind === 'location');
   const inbox = places.find((f) => f.role === 'inbox');
   if (inbox === undefined) return;
   const first = await examine(client, inbox.path);
-  if (!first.permanentFlags?.has('\\*')) return;
   const keywords = model.keywordLabels as Map<string, string>;
   for (const f of places) {
     const box = f === inbox ? first : await examine(client, f.path);

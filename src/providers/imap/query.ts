@@ -30,6 +30,8 @@ export interface FolderModel {
   folders: Folder[];
   /** User labels that are IMAP keywords: label id ("#" + keyword) → display name. */
   keywordLabels: ReadonlyMap<string, string>;
+  /** Proton Bridge's layout (Folders/ and Labels/ parents): new folders go under Folders/. */
+  proton?: boolean;
 }
 
 export interface SearchCheck {

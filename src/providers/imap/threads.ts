@@ -107,8 +107,17 @@ async function rounds(
 }
 
 /** Where each found message lives: one Message-ID search per folder All Mail covers. */
-async function locate(client: ImapFlow, folders: readonly Folder[], found: readonly ReadMessage[]) {
+function locate(client: ImapFlow, folders: readonly Folder[], found: readonly ReadMessage[]) {
   const ids = [...new Set(found.flatMap((m) => (m.messageId === undefined ? [] : [m.messageId])))];
+  return locateByMessageId(client, folders, ids);
+}
+
+/** Every copy of these Message-IDs in `folders`: one (chunked) SEARCH and one FETCH per folder. */
+export async function locateByMessageId(
+  client: ImapFlow,
+  folders: readonly Folder[],
+  ids: readonly string[],
+) {
   const located: ReadMessage[] = [];
   if (ids.length === 0) return located;
   const wanted = new Set(ids);
@@ -129,6 +138,8 @@ export async function gatherThreads(
   model: FolderModel,
   roots: readonly string[],
   format: ReadFormat,
+  /** Locate copies in Archive too (writes need every UID; reads know Archive by elimination). */
+  everyPlace = false,
 ): Promise<ReadMessage[]> {
   const all = model.folders.find((f) => f.role === 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
@@ -136,7 +147,9 @@ export async function gatherThreads(
   // Junk and Trash are outside All Mail: a thread that lives there (search in:spam) is rebuilt
   // there too, in the same rounds.
   const outside = places.filter((f) => f.role === 'junk' || f.role === 'trash');
-  const covered = places.filter((f) => f.role !== 'junk' && f.role !== 'trash' && f.role !== 'archive');
+  const covered = places.filter(
+    (f) => f.role !== 'junk' && f.role !== 'trash' && (everyPlace || f.role !== 'archive'),
+  );
   const viewed = await rounds(client, [all, ...outside], roots, format, true);
   const inView = viewed.filter((m) => m.copies.every((c) => c.folder.path === all.path));
   const located = await locate(client, covered, inView);

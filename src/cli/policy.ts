@@ -1,0 +1,151 @@
+import { join } from 'node:path';
+import { isMailError } from '../mail/errors.js';
+import { movesToday } from '../policy/move-cap.js';
+import { RULE_KEYS, effectivePolicy, loadPolicy } from '../policy/write-policy.js';
+import type { EffectivePolicy, LoadedPolicy, PolicyRules, RuleKey } from '../policy/write-policy.js';
+import { checkName, findAccount, readAccounts } from '../store/accounts.js';
+import { configDir } from '../store/config.js';
+import type { Env } from '../store/config.js';
+
+export const POLICY_USAGE = `Usage:
+  mailwarden policy [show] [--account NAME] [--json]
+      the write policy each account runs under (policy.json in the config dir), and where each
+      value comes from: the built-in default, policy.json's default section, or the account's section`;
+
+interface Shown {
+  account: string;
+  /** False when accounts.json lists accounts and this is not one of them. */
+  registered: boolean;
+  rules: PolicyRules;
+  sources: Record<RuleKey, string>;
+  /** Today's agent moves out of the inbox, from the action log (or why they cannot be counted). */
+  today: { used: number; day: string; timeZone: string } | { error: string };
+}
+
+function parse(argv: readonly string[]): { positional: string[]; flags: Map<string, string | true> } {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const [k, v] = a.slice(2).split('=', 2) as [string, string | undefined];
+    const next = argv[i + 1];
+    if (v !== undefined) flags.set(k, v);
+    else if (k === 'account' && next !== undefined && !next.startsWith('--')) {
+      flags.set(k, next);
+      i++;
+    } else flags.set(k, true);
+  }
+  return { positional, flags };
+}
+
+function value(v: unknown): string {
+  if (v === null) return 'any';
+  if (Array.isArray(v)) return v.length === 0 ? '(none)' : v.join(', ');
+  return String(v);
+}
+
+/** One value per row; senderRules has two lists, shown as two rows. */
+function rows(p: Shown): Array<[string, string, string]> {
+  const out: Array<[string, string, string]> = [];
+  for (const key of RULE_KEYS) {
+    const source = p.sources[key];
+    if (key === 'senderRules') {
+      out.push(['senderRules.archive', value(p.rules.senderRules.archive), source]);
+      out.push(['senderRules.spam', value(p.rules.senderRules.spam), source]);
+    } else out.push([key, value(p.rules[key]), source]);
+  }
+  return out;
+}
+
+function text(policy: LoadedPolicy, shown: readonly Shown[]): string {
+  const lines = [
+    policy.exists
+      ? `policy.json: ${policy.path}`
+      : `policy.json: ${policy.path} (not present: every value is the built-in default)`,
+  ];
+  for (const p of shown) {
+    lines.push('', `account ${p.account}${p.registered ? '' : ' (not in accounts.json)'}`);
+    const r = rows(p);
+    const w0 = Math.max(...r.map(([k]) => k.length));
+    const w1 = Math.min(40, Math.max(...r.map(([, v]) => v.length)));
+    for (const [k, v, s] of r) lines.push(`  ${k.padEnd(w0)}  ${v.padEnd(w1)}  ${s}`);
+    if ('error' in p.today) lines.push(`  today: ${p.today.error}`);
+    else if (p.rules.dailyMoveCap === 0)
+      lines.push(`  today: ${p.today.used} agent moves out of the inbox (no cap)`);
+    else
+      lines.push(
+        `  today: ${p.today.used} of ${p.rules.dailyMoveCap} agent moves out of the inbox used (${p.today.day}, ${p.today.timeZone})`,
+      );
+  }
+  return lines.join('\n');
+}
+
+async function show(env: Env, e: EffectivePolicy, registered: boolean): Promise<Shown> {
+  const sources = {} as Record<RuleKey, string>;
+  for (const key of RULE_KEYS) {
+    const s = e.sources[key];
+    sources[key] = s === 'policy.json account section' ? `policy.json accounts.${e.account}` : s;
+  }
+  // The same file the server appends to (src/cli/runtime.ts), counted the way the gate counts.
+  const log = { path: join(configDir(env), 'action-log.jsonl') };
+  const today = await movesToday(log, e.account, Date.now()).then(
+    (t) => ({ used: t.used, day: t.day, timeZone: t.timeZone }),
+    (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
+  );
+  return { account: e.account, registered, rules: e.rules, sources, today };
+}
+
+/** `argv` is everything after `policy`. Prints for a person; --json for programs. */
+export async function policyCommand(argv: readonly string[], env: Env): Promise<number> {
+  const { positional, flags } = parse(argv);
+  const [sub = 'show', ...extra] = positional;
+  if (sub !== 'show' || extra.length > 0 || flags.get('account') === true) {
+    console.error(
+      `${sub === 'show' ? 'policy show: bad arguments' : `unknown policy command "${sub}"`}\n\n${POLICY_USAGE}`,
+    );
+    return 2;
+  }
+  try {
+    const policy = await loadPolicy(env);
+    const accounts = await readAccounts(env);
+    const wanted = flags.get('account');
+    let names: Array<{ name: string; registered: boolean }>;
+    if (typeof wanted === 'string') {
+      const found = findAccount(accounts, wanted);
+      names = [
+        {
+          name: found?.name ?? checkName(wanted, 'account'),
+          registered: found !== undefined || accounts.length === 0,
+        },
+      ];
+    } else if (accounts.length > 0) names = accounts.map((a) => ({ name: a.name, registered: true }));
+    else names = [{ name: 'default', registered: true }];
+    const shown = await Promise.all(
+      names.map((n) => show(env, effectivePolicy(policy, n.name), n.registered)),
+    );
+    // A section for an account nobody has is most likely a typo that leaves the real one unguarded.
+    const known = new Set(accounts.length > 0 ? accounts.map((a) => a.name) : ['default']);
+    const strays = Object.keys(policy.accounts).filter((n) => !known.has(n));
+    if (flags.has('json'))
+      console.log(
+        JSON.stringify(
+          { path: policy.path, exists: policy.exists, accounts: shown, unknownAccounts: strays },
+          null,
+          2,
+        ),
+      );
+    else console.log(text(policy, shown));
+    for (const n of strays)
+      console.error(
+        `warning: policy.json has a section for account "${n}", which accounts.json does not list`,
+      );
+    return 0;
+  } catch (e) {
+    console.error(isMailError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e));
+    return 1;
+  }
+}

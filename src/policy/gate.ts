@@ -1,0 +1,398 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../mail/clock.js';
+import { systemClock } from '../mail/clock.js';
+import { MailError, invalidInput } from '../mail/errors.js';
+import { parseAddressList } from '../mail/headers.js';
+import type { Env } from '../store/config.js';
+import type { ActionLog } from './action-log.js';
+import type { CorrespondentCheck } from './correspondents.js';
+import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
+import type { MoveAction, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
+import { withWriteLock } from './write-lock.js';
+import type { WriteLockOptions } from './write-lock.js';
+import { labelAllowed } from './write-policy.js';
+import type { EffectivePolicy, PolicyRules } from './write-policy.js';
+
+/**
+ * The per-item judge of the write policy (DESIGN "Policy: what every write must pass"): each
+ * item of a call is judged on its own, under the account's write lock, with the day's count of
+ * agent moves read from the action log inside that lock, and every item — refused ones too —
+ * gets its line in the log.
+ */
+
+/** One thing a tool wants to change, as it stands now (live labels, not an index's). */
+export interface GateItem {
+  id: string;
+  kind: 'message' | 'thread';
+  /** Messages of the item that leave the inbox (a thread's messages carrying INBOX). */
+  messageCount: number;
+  /** The From address; undefined when the message has none. */
+  sender: string | undefined;
+  /** The raw From header (for a thread: every message's From, joined with ", "). */
+  senderHeader: string;
+  subject?: string;
+  messageId?: string;
+  labelIds: readonly string[];
+}
+
+export interface GateIntent {
+  tool: string;
+  action: MoveAction;
+  actor: 'agent' | 'rule';
+  /** restore: where the tool restores from (TRASH, SPAM, or ARCHIVE), narrowing the allowed sources. */
+  fromLabelIds?: readonly string[];
+  /** label: label names to apply (the caller resolves ids to names). */
+  addLabels?: readonly string[];
+  removeLabels?: readonly string[];
+  /** actor "rule": the sender rule that matched, for the record. */
+  senderRule?: string;
+}
+
+export type PolicyRule =
+  'inbox-only' | 'protected-correspondent' | 'no-sender' | 'daily-cap' | 'allowed-labels';
+
+export interface Verdict {
+  id: string;
+  verdict: 'allowed' | 'refused';
+  rule?: PolicyRule;
+  reason?: string;
+}
+
+/** What the write callback reports per allowed item. A missing item reads as "unknown". */
+export interface PerItemOutcome {
+  id: string;
+  outcome: 'moved' | 'failed' | 'unknown';
+  error?: string;
+}
+
+export interface GateResult {
+  id: string;
+  outcome: 'moved' | 'refused' | 'failed' | 'unknown';
+  rule?: PolicyRule;
+  reason?: string;
+  error?: string;
+}
+
+export interface GateRun {
+  results: GateResult[];
+  /** Agent moves left today after this call; null when the cap is off. */
+  remainingToday: number | null;
+  /** What `write` threw, if it did; its items are "unknown". */
+  writeError?: unknown;
+}
+
+export interface CapOptions {
+  /** A human confirmed (elicitation) lifting the cap for this call; ignored if policy forbids. */
+  capLifted?: boolean;
+}
+
+/** The three things the policy needs from storage; a shared backend can replace the files. */
+export interface PolicyStore {
+  append(records: readonly MoveRecord[]): Promise<void>;
+  /** Messages the account's agent moved out of the inbox on the local day of `now`. */
+  movesToday(account: string, now: number, timeZone: string): Promise<number>;
+  withLock<T>(account: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
+
+/** The files: the action log and a lock directory per account in the config dir. */
+export function filePolicyStore(env: Env, log: ActionLog, lock: WriteLockOptions = {}): PolicyStore {
+  return {
+    append: (records) => log.appendMany(records),
+    movesToday: async (account, now, tz) => (await movesToday(log, account, now, tz)).used,
+    withLock: (account, fn) => withWriteLock(env, account, fn, lock),
+  };
+}
+
+export interface GateOptions {
+  policy: EffectivePolicy;
+  store: PolicyStore;
+  /** Needed when protectCorrespondents is on and a move out is judged. */
+  correspondents?: CorrespondentCheck;
+  clock?: Clock;
+  timeZone?: string;
+}
+
+export interface Gate {
+  readonly account: string;
+  readonly rules: PolicyRules;
+  /** Whether a human confirmation may lift the cap (capConfirmation: allowed, and a cap set). */
+  readonly canLiftCap: boolean;
+  /** Agent moves left today; null when the cap is off. */
+  remaining(): Promise<number | null>;
+  /** A preview outside the lock; run() judges again inside it. */
+  judge(items: readonly GateItem[], intent: GateIntent, options?: CapOptions): Promise<Verdict[]>;
+  /** Throws when `count` agent moves out would exceed today's remainder; returns the remainder. */
+  preflightBulk(count: number, options?: CapOptions): Promise<number | null>;
+  run(
+    items: readonly GateItem[],
+    intent: GateIntent,
+    write: (allowed: GateItem[], signal: AbortSignal) => Promise<PerItemOutcome[]>,
+    options?: CapOptions,
+  ): Promise<GateRun>;
+  /** Throws forbidden_operation when allowedLabels does not list the name. */
+  checkLabelCreate(name: string): void;
+}
+
+/** Labels that say where a message is; changing them is a move, which only the move actions judge. */
+const LOCATIONS: ReadonlySet<string> = new Set(['INBOX', 'SPAM', 'TRASH', 'DRAFT', 'SENT']);
+
+function place(item: GateItem): 'INBOX' | 'TRASH' | 'SPAM' | 'DRAFT' | 'SENT' | 'ARCHIVE' {
+  const has = (l: string): boolean => item.labelIds.includes(l);
+  if (has('INBOX')) return 'INBOX';
+  if (has('TRASH')) return 'TRASH';
+  if (has('SPAM')) return 'SPAM';
+  if (has('DRAFT')) return 'DRAFT';
+  // A conversation the user replied to has SENT messages and is still archived mail.
+  if (item.kind === 'message' && has('SENT')) return 'SENT';
+  return 'ARCHIVE';
+}
+
+const NAMES = {
+  INBOX: 'the inbox',
+  TRASH: 'Trash',
+  SPAM: 'Spam',
+  DRAFT: 'Drafts',
+  SENT: 'Sent',
+  ARCHIVE: 'Archive',
+};
+
+/** Messages an item takes out of the inbox: what the cap counts (one message, or a thread's). */
+export function moveCount(item: GateItem): number {
+  return item.kind === 'message' ? 1 : Math.max(1, Math.floor(item.messageCount));
+}
+
+type Refusal = { verdict: 'refused'; rule: PolicyRule; reason: string };
+const refuse = (rule: PolicyRule, reason: string): Refusal => ({ verdict: 'refused', rule, reason });
+
+/** Every rule but the cap, for one item. Reasons hold only server-made text, never mail's. */
+async function judgeRules(
+  policy: EffectivePolicy,
+  item: GateItem,
+  intent: GateIntent,
+  correspondents: CorrespondentCheck | undefined,
+): Promise<Refusal | undefined> {
+  const { rules, path } = policy;
+  const where = place(item);
+  if (OUT_ACTIONS.has(intent.action)) {
+    if (rules.inboxOnlyMoves && where !== 'INBOX')
+      return refuse(
+        'inbox-only',
+        `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+      );
+    if (!rules.protectCorrespondents) return undefined;
+    const fromHeader = parseAddressList(item.senderHeader).map((a) => a.address);
+    const list = [item.sender ?? '', ...fromHeader].map((a) => a.trim()).filter((a) => a.includes('@'));
+    if (list.length === 0)
+      return refuse(
+        'no-sender',
+        'it has no sender address, so the policy cannot tell whether it is from a correspondent; it stays in the inbox',
+      );
+    if (!correspondents)
+      throw new MailError('internal_error', 'the write policy has no list of correspondents');
+    for (const a of new Set(list))
+      if (await correspondents.has(a))
+        return refuse(
+          'protected-correspondent',
+          `its sender is a protected correspondent (in To or Cc of mail sent from this account in the last ${rules.correspondentsDays} days), so it stays in the inbox; the user can move it, or set protectCorrespondents to false in ${path}`,
+        );
+    return undefined;
+  }
+  if (intent.action === 'restore') {
+    const from = intent.fromLabelIds;
+    const ok =
+      (where === 'ARCHIVE' || where === 'SPAM' || where === 'TRASH') && (from?.includes(where) ?? true);
+    if (ok || !rules.inboxOnlyMoves) return undefined;
+    const sources = from === undefined ? 'Archive, Spam or Trash' : from.join(', ');
+    return refuse(
+      'inbox-only',
+      `the agent restores to the inbox only from ${sources} (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+    );
+  }
+  const touched = [...(intent.addLabels ?? []), ...(intent.removeLabels ?? [])].filter((l) =>
+    LOCATIONS.has(l),
+  );
+  if (touched.length > 0)
+    return refuse(
+      'inbox-only',
+      `a label change cannot move mail (${touched.join(', ')}); archive, spam, trash, snooze and restore do, and the policy judges them`,
+    );
+  const denied = (intent.addLabels ?? []).find((l) => !labelAllowed(rules, l));
+  if (denied !== undefined)
+    return refuse(
+      'allowed-labels',
+      `the agent may apply only the labels in allowedLabels (${(rules.allowedLabels ?? []).join(', ') || 'none'}) in ${path}; ${JSON.stringify(denied)} is not one of them`,
+    );
+  return undefined;
+}
+
+export function createGate(options: GateOptions): Gate {
+  const { policy, store } = options;
+  const { rules, account, path } = policy;
+  const cap = rules.dailyMoveCap;
+  const clock = options.clock ?? systemClock;
+  const tz = options.timeZone ?? serverTimeZone();
+  const canLiftCap = rules.capConfirmation === 'allowed' && cap > 0;
+  const lifted = (o: CapOptions | undefined): boolean => canLiftCap && o?.capLifted === true;
+  const capped = (intent: GateIntent): boolean =>
+    cap > 0 && intent.actor === 'agent' && OUT_ACTIONS.has(intent.action);
+  const raise = (): string =>
+    `To allow more, raise dailyMoveCap in ${path} (for this account only: {"accounts": {"${account}": {"dailyMoveCap": N}}}) or wait until tomorrow${canLiftCap ? '; or the user can confirm this one call to lift the cap' : ''}.`;
+  const left = (n: number): string =>
+    `${n} of ${cap} agent moves out of the inbox ${n === 1 ? 'is' : 'are'} left today (${tz})`;
+  const used = async (now: number): Promise<number> => (cap > 0 ? store.movesToday(account, now, tz) : 0);
+
+  /** `budget`: the day's remainder, or null when the cap does not apply to this call. */
+  async function judgeAll(
+    items: readonly GateItem[],
+    intent: GateIntent,
+    budget: number | null,
+  ): Promise<Verdict[]> {
+    const seen = new Set<string>();
+    for (const it of items) {
+      if (seen.has(it.id)) throw invalidInput('ids', `${JSON.stringify(it.id)} is listed twice`);
+      seen.add(it.id);
+    }
+    let spent = false;
+    const out: Verdict[] = [];
+    for (const item of items) {
+      const no = await judgeRules(policy, item, intent, options.correspondents);
+      if (no) {
+        out.push({ id: item.id, ...no });
+        continue;
+      }
+      if (budget !== null) {
+        const need = moveCount(item);
+        // In the order given: once one does not fit, the rest wait too, so "the first N" holds.
+        if (spent || need > budget) {
+          spent = true;
+          const more = need > 1 ? `; this thread needs ${need}` : '';
+          out.push({ id: item.id, ...refuse('daily-cap', `${left(budget)}${more}. ${raise()}`) });
+          continue;
+        }
+        budget -= need;
+      }
+      out.push({ id: item.id, verdict: 'allowed' });
+    }
+    return out;
+  }
+
+  return {
+    account,
+    rules,
+    canLiftCap,
+    async remaining() {
+      return cap === 0 ? null : Math.max(0, cap - (await used(clock.now())));
+    },
+    async judge(items, intent, o) {
+      const on = capped(intent) && !lifted(o);
+      return judgeAll(items, intent, on ? Math.max(0, cap - (await used(clock.now()))) : null);
+    },
+    async preflightBulk(count, o) {
+      if (cap === 0) return null;
+      const rest = Math.max(0, cap - (await used(clock.now())));
+      if (count > rest && !lifted(o))
+        throw new MailError(
+          'forbidden_operation',
+          `this change would move ${count} messages out of the inbox, but ${left(rest)}; nothing was moved. ${raise()}`,
+          { retryable: false },
+        );
+      return rest;
+    },
+    checkLabelCreate(name) {
+      if (!labelAllowed(rules, name))
+        throw new MailError(
+          'forbidden_operation',
+          `the agent may create only the labels in allowedLabels (${(rules.allowedLabels ?? []).join(', ') || 'none'}) in ${path}; ${JSON.stringify(name)} is not one of them. Nothing was created.`,
+          { retryable: false },
+        );
+    },
+    run: (items, intent, write, o) =>
+      store.withLock(account, async (signal) => {
+        const now = clock.now();
+        const liftedCap = lifted(o);
+        const before = await used(now);
+        const on = capped(intent) && !liftedCap;
+        const verdicts = await judgeAll(items, intent, on ? Math.max(0, cap - before) : null);
+        const call = randomUUID();
+        const rec = (item: GateItem, outcome: MoveOutcome, extra: Partial<MoveRecordInput>, at: number) =>
+          moveRecord({
+            account,
+            tool: intent.tool,
+            action: intent.action,
+            actor: intent.actor,
+            unit: item.kind,
+            ids: [item.id],
+            count: OUT_ACTIONS.has(intent.action) ? moveCount(item) : 0,
+            call,
+            time: new Date(at).toISOString(),
+            ...defined({
+              messageId: item.messageId,
+              sender: item.sender,
+              subject: item.subject,
+              senderRule: intent.senderRule,
+              capLiftedBy: liftedCap && capped(intent) ? ('human' as const) : undefined,
+            }),
+            ...extra,
+            outcome,
+          });
+        const allowed = items.filter((_, i) => verdicts[i]?.verdict === 'allowed');
+        // Intent lines go in before the provider write: a crash mid-write leaves them "pending",
+        // and pending counts, so no crash hands out moves the log does not know about.
+        await store.append(
+          items.map((item, i) => {
+            const v = verdicts[i] as Verdict;
+            if (v.verdict === 'allowed') return rec(item, 'pending', {}, now);
+            return rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now);
+          }),
+        );
+        const got = new Map<string, PerItemOutcome>();
+        let writeError: unknown;
+        if (allowed.length > 0) {
+          try {
+            for (const r of await write(allowed, signal)) got.set(r.id, r);
+          } catch (e) {
+            writeError = e;
+          }
+        }
+        const thrown = writeError === undefined ? undefined : errorText(writeError);
+        const finals = allowed.map((item) => {
+          const r = thrown === undefined ? got.get(item.id) : undefined;
+          return { item, outcome: r?.outcome ?? 'unknown', error: thrown ?? r?.error };
+        });
+        const done = clock.now();
+        try {
+          await store.append(finals.map((f) => rec(f.item, f.outcome, defined({ error: f.error }), done)));
+        } catch (e) {
+          const moved = finals.filter((f) => f.outcome === 'moved').length;
+          throw new MailError(
+            'internal_error',
+            `the change ran (${moved} of ${finals.length} done) but its outcome could not be added to the action log (${errorText(e)}); its intent lines are there, so the daily count holds`,
+            { cause: e, retryable: false },
+          );
+        }
+        const byId = new Map(finals.map((f) => [f.item.id, f]));
+        const results = verdicts.map((v): GateResult => {
+          const f = byId.get(v.id);
+          if (f === undefined)
+            return { id: v.id, outcome: 'refused', ...defined({ rule: v.rule, reason: v.reason }) };
+          return { id: v.id, outcome: f.outcome, ...defined({ error: f.error }) };
+        });
+        const added = capped(intent)
+          ? finals.filter((f) => f.outcome !== 'failed').reduce((n, f) => n + moveCount(f.item), 0)
+          : 0;
+        const remainingToday = cap > 0 ? Math.max(0, cap - before - added) : null;
+        return { results, remainingToday, ...(writeError === undefined ? {} : { writeError }) };
+      }),
+  };
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The keys whose values are defined (exactOptionalPropertyTypes forbids explicit undefined). */
+function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}

@@ -1,0 +1,293 @@
+import type { ImapFlow, MailboxObject } from 'imapflow';
+import { MailError, invalidInput } from '../../mail/errors.js';
+import { keywordLabelId, KEYWORD_PREFIX } from './folders.js';
+import type { Folder, FolderModel } from './query.js';
+import { searchUids, uidSet } from './reader.js';
+import type { Copy, ReadMessage } from './reader.js';
+
+/*
+ * The write half on IMAP. A label change becomes, per folder, at most one UID STORE per flag
+ * change and one UID MOVE per destination for the whole batch (COPY + UID EXPUNGE of exactly
+ * those UIDs where the server has UIDPLUS but no MOVE: a plain EXPUNGE could remove other
+ * messages marked \Deleted by another client), plus one COPY per label folder to apply a label
+ * (Proton Bridge's Labels/X). After each MOVE the source folder is searched for the batch's UIDs:
+ * what is no longer there is what moved, and that — not what was asked — is what is reported.
+ */
+
+export interface LabelDelta {
+  add: readonly string[];
+  remove: readonly string[];
+}
+
+/** Per message: what the server shows after the batch. */
+export interface WriteReport {
+  id: string;
+  outcome: 'changed' | 'failed' | 'unknown';
+  error?: string;
+}
+
+const FLAG_OF: Readonly<Record<string, { flag: string; setWhenAdded: boolean }>> = {
+  UNREAD: { flag: '\\Seen', setWhenAdded: false },
+  STARRED: { flag: '\\Flagged', setWhenAdded: true },
+};
+
+/** Opens `path` read-write (SELECT) unless it already is. */
+async function select(client: ImapFlow, path: string): Promise<MailboxObject> {
+  const current = client.mailbox;
+  if (current && current.path === path && !current.readOnly) return current;
+  return client.mailboxOpen(path, { readOnly: false });
+}
+
+function byRole(model: FolderModel, role: Folder['role']): Folder | undefined {
+  return model.folders.find((f) => f.role === role);
+}
+
+function byLabel(model: FolderModel, id: string): Folder | undefined {
+  return model.folders.find((f) => f.labelId === id && f.kind !== 'virtual');
+}
+
+/** Checks every id of the change names something this account has; names the field when not. */
+export function checkDelta(model: FolderModel, delta: LabelDelta, keywordsAllowed: boolean): void {
+  for (const [field, ids] of [
+    ['add', delta.add],
+    ['remove', delta.remove],
+  ] as const) {
+    for (const id of ids) {
+      if (id === 'SENT' || id === 'DRAFT')
+        throw invalidInput(field, `${id} is where a message was written; it cannot be added or removed`);
+      if (id in FLAG_OF) continue;
+      if (id.startsWith(KEYWORD_PREFIX)) {
+        if (!keywordsAllowed)
+          throw invalidInput(field, `${id}: this IMAP server keeps no keywords; use a label folder`);
+        continue;
+      }
+      if (byLabel(model, id) === undefined)
+        throw invalidInput(field, `"${id}" is no label of this IMAP account (list_labels shows them)`);
+    }
+  }
+}
+
+interface Plan {
+  /** folder path → flag operations on UIDs. */
+  stores: Map<string, { folder: Folder; add: Map<string, number[]>; remove: Map<string, number[]> }>;
+  /** "from\0to" → UIDs. */
+  moves: Map<string, { from: Folder; to: Folder; uids: number[]; ids: string[] }>;
+  /** label folder path → copies to put there. */
+  copies: Map<string, { to: Folder; from: Map<string, { folder: Folder; uids: number[] }> }>;
+  /** label folder copies to expunge (removing a Bridge label). */
+  expunges: Map<string, { folder: Folder; uids: number[]; ids: string[] }>;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+/** Where a location copy goes under this change, or undefined when it stays. */
+function destination(model: FolderModel, copy: Copy, delta: LabelDelta): Folder | undefined {
+  const add = new Set(delta.add);
+  const here = copy.folder;
+  const label = here.labelId;
+  if (add.has('TRASH')) return here.role === 'trash' ? undefined : byRole(model, 'trash');
+  if (add.has('SPAM')) return here.role === 'junk' ? undefined : byRole(model, 'junk');
+  const removed = label !== undefined && delta.remove.includes(label);
+  // Sent and Drafts copies are where the user's own words are kept: only trash and spam move them.
+  if (here.role === 'sent' || here.role === 'drafts') return undefined;
+  const target = [...add]
+    .map((id) => byLabel(model, id))
+    .find((f) => f !== undefined && f.kind === 'location');
+  if (target !== undefined) {
+    if (target.path === here.path) return undefined;
+    // A new place is taken from the one being left, or from Archive (the place without a label).
+    return removed || here.role === 'archive' || label === undefined ? target : undefined;
+  }
+  if (!removed) return undefined;
+  if (here.role === 'inbox' || here.kind === 'location') {
+    if (here.role === 'junk' || here.role === 'trash') return byRole(model, 'inbox');
+    return byRole(model, 'archive') ?? unsupportedArchive();
+  }
+  return undefined;
+}
+
+function unsupportedArchive(): never {
+  throw new MailError(
+    'unsupported',
+    'this IMAP account has no Archive folder (no \\Archive special-use folder and none named Archive): create one, then archive again',
+  );
+}
+
+function planChange(model: FolderModel, messages: readonly ReadMessage[], delta: LabelDelta): Plan {
+  const plan: Plan = { stores: new Map(), moves: new Map(), copies: new Map(), expunges: new Map() };
+  for (const m of messages) {
+    const real = m.copies.filter((c) => c.folder.kind !== 'virtual' && c.uid > 0);
+    for (const c of real) {
+      const entry = plan.stores.get(c.folder.path) ?? { folder: c.folder, add: new Map(), remove: new Map() };
+      plan.stores.set(c.folder.path, entry);
+      for (const id of delta.add) {
+        const f = FLAG_OF[id];
+        if (f) push(f.setWhenAdded ? entry.add : entry.remove, f.flag, c.uid);
+        else if (id.startsWith(KEYWORD_PREFIX)) push(entry.add, id.slice(1), c.uid);
+      }
+      for (const id of delta.remove) {
+        const f = FLAG_OF[id];
+        if (f) push(f.setWhenAdded ? entry.remove : entry.add, f.flag, c.uid);
+        else if (id.startsWith(KEYWORD_PREFIX)) push(entry.remove, id.slice(1), c.uid);
+      }
+    }
+    const locations = real.filter((c) => c.folder.kind === 'location');
+    for (const c of locations) {
+      const to = destination(model, c, delta);
+      if (to === undefined) continue;
+      const key = `${c.folder.path}\0${to.path}`;
+      const mv = plan.moves.get(key) ?? { from: c.folder, to, uids: [], ids: [] };
+      mv.uids.push(c.uid);
+      mv.ids.push(m.id);
+      plan.moves.set(key, mv);
+    }
+    for (const id of delta.add) {
+      const to = byLabel(model, id);
+      if (to?.kind !== 'label' || real.some((c) => c.folder.path === to.path)) continue;
+      const source = locations[0];
+      if (source === undefined) continue;
+      const entry = plan.copies.get(to.path) ?? { to, from: new Map() };
+      const from = entry.from.get(source.folder.path) ?? { folder: source.folder, uids: [] };
+      from.uids.push(source.uid);
+      entry.from.set(source.folder.path, from);
+      plan.copies.set(to.path, entry);
+    }
+    for (const id of delta.remove) {
+      const f = byLabel(model, id);
+      if (f?.kind !== 'label') continue;
+      for (const c of real.filter((x) => x.folder.path === f.path)) {
+        const e = plan.expunges.get(f.path) ?? { folder: f, uids: [], ids: [] };
+        e.uids.push(c.uid);
+        e.ids.push(m.id);
+        plan.expunges.set(f.path, e);
+      }
+    }
+  }
+  return plan;
+}
+
+/** UID MOVE, or COPY + UID EXPUNGE of exactly those UIDs (UIDPLUS); never a plain EXPUNGE. */
+async function moveUids(client: ImapFlow, from: Folder, uids: readonly number[], to: string): Promise<void> {
+  await select(client, from.path);
+  const set = uidSet(uids);
+  if (client.capabilities.has('MOVE')) {
+    await client.messageMove(set, to, { uid: true });
+    return;
+  }
+  if (!client.capabilities.has('UIDPLUS'))
+    throw new MailError(
+      'unsupported',
+      'this IMAP server has neither MOVE (RFC 6851) nor UIDPLUS (RFC 4315): moving would need a plain EXPUNGE, which can remove other messages marked deleted, so mailwarden does not move mail here',
+    );
+  await client.messageCopy(set, to, { uid: true });
+  await client.messageDelete(set, { uid: true });
+}
+
+/** The UIDs of `uids` still in `folder` (one UID SEARCH): the rest left it. */
+async function stillThere(client: ImapFlow, folder: Folder, uids: readonly number[]): Promise<Set<number>> {
+  await select(client, folder.path);
+  return new Set(await searchUids(client, { uid: uidSet(uids) }));
+}
+
+/**
+ * Applies the change to the located messages and reports each message by what the server shows
+ * afterwards. A failure part-way leaves the other messages' outcomes as the server shows them.
+ */
+export async function applyChange(
+  client: ImapFlow,
+  model: FolderModel,
+  messages: readonly ReadMessage[],
+  delta: LabelDelta,
+): Promise<WriteReport[]> {
+  const plan = planChange(model, messages, delta);
+  const failed = new Map<string, string>();
+  const unknown = new Map<string, string>();
+  const folderIds = (path: string): string[] =>
+    messages.filter((m) => m.copies.some((c) => c.folder.path === path)).map((m) => m.id);
+  const guard = async (ids: readonly string[], run: () => Promise<void>): Promise<boolean> => {
+    try {
+      await run();
+      return true;
+    } catch (e) {
+      for (const id of ids) failed.set(id, e instanceof Error ? e.message : String(e));
+      return false;
+    }
+  };
+  // Flags first: a MOVE carries them to the new place (RFC 6851 §3.3).
+  for (const { folder, add, remove } of plan.stores.values()) {
+    await guard(folderIds(folder.path), async () => {
+      await select(client, folder.path);
+      for (const [flag, uids] of add) await client.messageFlagsAdd(uidSet(uids), [flag], { uid: true });
+      for (const [flag, uids] of remove) await client.messageFlagsRemove(uidSet(uids), [flag], { uid: true });
+    });
+  }
+  for (const { to, from } of plan.copies.values()) {
+    for (const { folder, uids } of from.values()) {
+      await guard(folderIds(folder.path), async () => {
+        await select(client, folder.path);
+        await client.messageCopy(uidSet(uids), to.path, { uid: true });
+      });
+    }
+  }
+  for (const e of plan.expunges.values()) {
+    await guard(e.ids, async () => {
+      await select(client, e.folder.path);
+      if (!client.capabilities.has('UIDPLUS'))
+        throw new MailError('unsupported', 'removing a label folder copy needs UIDPLUS (UID EXPUNGE)');
+      await client.messageDelete(uidSet(e.uids), { uid: true });
+    });
+  }
+  for (const mv of plan.moves.values()) {
+    let error: string | undefined;
+    try {
+      await moveUids(client, mv.from, mv.uids, mv.to.path);
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    // Whatever the answer (or none), the folder says what left it.
+    let left: Set<number> | undefined;
+    try {
+      left = await stillThere(client, mv.from, mv.uids);
+    } catch {
+      left = undefined;
+    }
+    mv.ids.forEach((id, i) => {
+      const uid = mv.uids[i] as number;
+      if (left === undefined) unknown.set(id, error ?? 'the server did not say whether the message moved');
+      else if (left.has(uid)) failed.set(id, error ?? `still in ${mv.from.path} after the move`);
+    });
+  }
+  return messages.map((m) => {
+    const f = failed.get(m.id);
+    if (f !== undefined) return { id: m.id, outcome: 'failed', error: f };
+    const u = unknown.get(m.id);
+    if (u !== undefined) return { id: m.id, outcome: 'unknown', error: u };
+    return { id: m.id, outcome: 'changed' };
+  });
+}
+
+/** A label id for a new label: a keyword where the server keeps them, else a label folder. */
+export function newLabelTarget(
+  model: FolderModel,
+  name: string,
+  keywordsAllowed: boolean,
+): { kind: 'keyword'; id: string } | { kind: 'folder'; path: string } {
+  // Snoozed mail must leave the inbox and be visible in every client: a folder, never a keyword.
+  // Proton Bridge creates folders under Folders/ only, labels under Labels/ only.
+  if (name === 'MCP' || name.startsWith('MCP/'))
+    return { kind: 'folder', path: model.proton ? `Folders/${name}` : name };
+  // Where labels are folders of copies (Proton Bridge), a new label is one more of them.
+  if (model.proton || model.folders.some((f) => f.kind === 'label'))
+    return { kind: 'folder', path: `Labels/${name}` };
+  if (!keywordsAllowed) return { kind: 'folder', path: name };
+  return { kind: 'keyword', id: keywordLabelId(keywordFor(name)) };
+}
+
+/** An IMAP keyword is an atom (RFC 3501 §9): no space, parentheses, quotes, wildcards or "]". */
+export function keywordFor(name: string): string {
+  return name.replace(/[\s(){}"\\\]%*\u0000-\u001f\u007f]/gu, '_');
+}
