@@ -51,11 +51,6 @@ export interface ImapMailboxOptions {
   now?: () => number;
 }
 
-const unsupportedWrite = (what: string): MailError =>
-  new MailError(
-    'unsupported',
-    `${what} is not available on IMAP accounts yet: mailwarden reads IMAP mailboxes; writes come with the write policy`,
-  );
 
 export class ImapMailbox implements Mailbox {
   readonly provider = 'imap' as const;

@@ -289,5 +289,6 @@ export function newLabelTarget(
 
 /** An IMAP keyword is an atom (RFC 3501 §9): no space, parentheses, quotes, wildcards or "]". */
 export function keywordFor(name: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what must go
   return name.replace(/[\s(){}"\\\]%*\u0000-\u001f\u007f]/gu, '_');
 }
