@@ -198,3 +198,28 @@ export const untrash = defineTool({
       return undefined;
     }),
 });
+
+export const moveToSpam = fixedChange(
+  'move_to_spam',
+  'Move threads to spam',
+  { add: ['SPAM'], remove: ['INBOX'] },
+  'Move threads to the spam folder (restore brings them back).',
+);
+
+export const restore = defineTool({
+  name: 'restore',
+  title: 'Restore threads to the inbox',
+  tier: 'manage',
+  access: 'write',
+  description: `Bring threads back to the inbox from the archive, spam or trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  input: z.strictObject(targets).superRefine(oneOfTargets),
+  output: z.object(report),
+  handle: (ctx, args) =>
+    perThread(ctx, threadList(args), async (mailbox, threadId) => {
+      const t = await mailbox.getThread(threadId, { format: 'metadata', metadataHeaders: ['From'] });
+      const labels = new Set(t.messages.flatMap((m) => m.labelIds));
+      if (labels.has('TRASH')) await mailbox.untrashThread(threadId);
+      const remove = labels.has('SPAM') ? ['SPAM'] : [];
+      return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove })).length;
+    }),
+});

@@ -128,3 +128,48 @@ describe.each(['full', 'bridge'] as const)('IMAP writes on %s', (profile) => {
     expect(Object.keys(await whereIs(server, msgid(key)))).toEqual(['INBOX']);
   });
 });
+
+describe.each(['gmail', 'full', 'bridge'] as const)('move_to_spam and restore on %s', (kind) => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend(kind);
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  const labelsOf = async (threadId: string) => {
+    const t = await b.call('get_thread', { threadId, bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    return new Set((t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels));
+  };
+
+  it('move_to_spam takes a thread out of the inbox into spam; restore brings it back', async () => {
+    const tid = b.tid(k.calendarUpdate);
+    const s = await b.call('move_to_spam', { threadId: tid });
+    expect(s.isError, s.text).toBe(false);
+    let labels = await labelsOf(tid);
+    expect(labels.has('SPAM')).toBe(true);
+    expect(labels.has('INBOX')).toBe(false);
+    const r = await b.call('restore', { threadId: tid });
+    expect(r.isError, r.text).toBe(false);
+    labels = await labelsOf(tid);
+    expect(labels.has('INBOX')).toBe(true);
+    expect(labels.has('SPAM')).toBe(false);
+  });
+
+  it('restore brings back a thread from the trash and one from the archive', async () => {
+    const trashed = b.tid(k.trashed[0] as string);
+    const r = await b.call('restore', { threadId: trashed });
+    expect(r.isError, r.text).toBe(false);
+    const labels = await labelsOf(trashed);
+    expect(labels.has('INBOX')).toBe(true);
+    expect(labels.has('TRASH')).toBe(false);
+    const key = k.awaitingReplyFromOwner[0] as string;
+    await b.call('archive', { threadId: b.tid(key) });
+    expect((await labelsOf(b.tid(key))).has('INBOX')).toBe(false);
+    const back = await b.call('restore', { threadId: b.tid(key) });
+    expect(back.isError, back.text).toBe(false);
+    expect((await labelsOf(b.tid(key))).has('INBOX')).toBe(true);
+  });
+});

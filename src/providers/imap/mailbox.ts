@@ -51,7 +51,6 @@ export interface ImapMailboxOptions {
   now?: () => number;
 }
 
-
 export class ImapMailbox implements Mailbox {
   readonly provider = 'imap' as const;
   readonly batchesReads = true;
@@ -540,8 +539,9 @@ export class ImapMailbox implements Mailbox {
           'metadata',
           true,
         );
-        return { threads, reports, after };
+        return { threads, reports, after, model };
       }, signal);
+      const model = results.model;
       for (const b of batch) {
         const t = results.threads.get(b.threadId);
         if (t === undefined) {
@@ -561,6 +561,31 @@ export class ImapMailbox implements Mailbox {
           continue;
         }
         const now = results.after.get(b.threadId);
+        // What the server shows, not what was asked: a message still carrying a removed label, or
+        // lacking an added one, means the change did not happen for this thread.
+        // (The user's own messages in Sent and Drafts stay there: a folder added as a label, such
+        // as a snooze folder, is not asked of them.)
+        const own = (m: ReadMessage) =>
+          m.copies.every(
+            (c) => c.folder.kind !== 'location' || c.folder.role === 'sent' || c.folder.role === 'drafts',
+          );
+        const isPlace = (l: string) =>
+          model.folders.some((f) => f.labelId === l && f.kind === 'location' && f.role === undefined);
+        const wrong = (now?.read ?? []).find((m) => {
+          const labels = labelIdsOf(m);
+          const missing = change.add.some((l) => !labels.includes(l) && !(isPlace(l) && own(m)));
+          return missing || change.remove.some((l) => labels.includes(l));
+        });
+        if (wrong !== undefined) {
+          b.reject(
+            new MailError(
+              'upstream_unavailable',
+              `the server shows message ${wrong.id.slice(0, 30)}… with labels ${labelIdsOf(wrong).join(', ') || '(none)'} after the change`,
+              { retryable: false },
+            ),
+          );
+          continue;
+        }
         b.resolve(
           (now?.read ?? []).map((m) => ({ id: m.id, threadId: b.threadId, labelIds: labelIdsOf(m) })),
         );

@@ -145,6 +145,22 @@ function planChange(model: FolderModel, messages: readonly ReadMessage[], delta:
       mv.ids.push(m.id);
       plan.moves.set(key, mv);
     }
+    // Adding INBOX to a message that lives only where nothing moves it (the user's own message in
+    // Sent) files a copy in INBOX, as a note to self is: both copies are the one message.
+    const inbox = byRole(model, 'inbox');
+    if (
+      delta.add.includes('INBOX') &&
+      inbox !== undefined &&
+      locations.length > 0 &&
+      locations.every((c) => destination(model, c, delta) === undefined && c.folder.path !== inbox.path)
+    ) {
+      const source = locations[0] as Copy;
+      const entry = plan.copies.get(inbox.path) ?? { to: inbox, from: new Map() };
+      const from = entry.from.get(source.folder.path) ?? { folder: source.folder, uids: [] };
+      from.uids.push(source.uid);
+      entry.from.set(source.folder.path, from);
+      plan.copies.set(inbox.path, entry);
+    }
     for (const id of delta.add) {
       const to = byLabel(model, id);
       if (to?.kind !== 'label' || real.some((c) => c.folder.path === to.path)) continue;

@@ -1,6 +1,15 @@
 import type { AnyTool } from '../define.js';
 import { createLabel } from '../labels.js';
-import { archive, markRead, markUnread, modifyLabels, trash, untrash } from '../modify.js';
+import {
+  archive,
+  markRead,
+  markUnread,
+  modifyLabels,
+  moveToSpam,
+  restore,
+  trash,
+  untrash,
+} from '../modify.js';
 import { bulkModify } from './bulk-modify.js';
 import { undoBulkModify } from './undo.js';
 
@@ -13,6 +22,8 @@ export const ORGANISE_TOOLS: readonly AnyTool[] = [
   markUnread,
   trash,
   untrash,
+  moveToSpam,
+  restore,
   bulkModify,
   undoBulkModify,
 ];
