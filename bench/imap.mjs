@@ -32,7 +32,11 @@ const longKey = Object.entries(DEMO_FACTS.keys).find(([, v]) => v === longest.ke
 
 const CALLS = [
   { name: 'search', label: 'search in:inbox', args: { query: 'in:inbox', maxResults: 10 } },
-  { name: 'search', label: 'search in:inbox is:unread', args: { query: 'in:inbox is:unread', maxResults: 10 } },
+  {
+    name: 'search',
+    label: 'search in:inbox is:unread',
+    args: { query: 'in:inbox is:unread', maxResults: 10 },
+  },
   {
     name: 'get_thread',
     label: `get_thread ${longKey}`,
@@ -75,7 +79,10 @@ async function connect(demo) {
     env: env(demo),
     stderr: 'ignore',
   });
-  const client = new Client({ name: 'mailwarden-bench', version: '0' }, { versionNegotiation: { mode: 'legacy' } });
+  const client = new Client(
+    { name: 'mailwarden-bench', version: '0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
   await client.connect(transport);
   return client;
 }
@@ -195,7 +202,10 @@ async function profileRun(profile) {
     // Measured pass: the profile's own transport (full: TLS; bridge: STARTTLS), delayed.
     let proxy = demo.proxy;
     if (proxy === undefined) {
-      proxy = await startImapProxy({ target: { host: demo.server.host, port: demo.server.tlsPort }, delayMs: DELAY_MS });
+      proxy = await startImapProxy({
+        target: { host: demo.server.host, port: demo.server.tlsPort },
+        delayMs: DELAY_MS,
+      });
       own.push(proxy);
       await repoint(demo, proxy.port, 'tls');
     }
@@ -225,7 +235,9 @@ async function profileRun(profile) {
         call: call.label,
         tool: call.name,
         args: call.args,
-        ...Object.fromEntries(Object.entries(cold).filter(([k]) => !['wallMs', 'proxyChunks', 'usageRequests'].includes(k))),
+        ...Object.fromEntries(
+          Object.entries(cold).filter(([k]) => !['wallMs', 'proxyChunks', 'usageRequests'].includes(k)),
+        ),
         cold: {
           wallMs: cold.wallMs,
           proxyChunks: cold.proxyChunks,
@@ -326,7 +338,7 @@ console.log(
       corpusThreads: corpus.threads.length,
       longestThread: { key: longKey, messages: longest.messages.length },
       counting:
-        'commands: tagged lines in a plaintext trace pass of the same calls (no delay); proxyChunks: commandsSeen() delta in the measured pass, i.e. client data events incl. TLS handshake records; usageRequests: the tool result\'s usage.requests',
+        "commands: tagged lines in a plaintext trace pass of the same calls (no delay); proxyChunks: commandsSeen() delta in the measured pass, i.e. client data events incl. TLS handshake records; usageRequests: the tool result's usage.requests",
       profiles: byProfile,
       targets: targets(byProfile),
     },

@@ -20,6 +20,8 @@ Usage:
                                                  MCP over Streamable HTTP on 127.0.0.1:8787/mcp (also --http)
   mailwarden accounts [list | default NAME | remove NAME | add NAME [--alias A] [--tiers T]]
                                                  the accounts one server serves (accounts.json)
+  mailwarden policy show [--account NAME] [--json]
+                                                 the effective write policy (policy.json) per account
   mailwarden accounts add NAME --imap --host HOST [--port N] [--tls | --starttls] --user USER
       [--password-stdin] [--pin-sha256 HEX | --pin-cert FILE | --pin-from-server] [--authserv-id ID]
                                                  an IMAP account (Proton Mail Bridge, Fastmail, Dovecot…)
@@ -178,6 +180,10 @@ async function main(): Promise<number | undefined> {
         ...(account ? { account } : {}),
       });
       return undefined;
+    }
+    case 'policy': {
+      const argv = process.argv.slice(2);
+      return (await import('./policy.js')).policyCommand(argv.slice(argv.indexOf('policy') + 1), process.env);
     }
     case 'accounts': {
       // Its own flags (--alias, --tiers…) take values, so it parses its own argv.

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { isMailError } from '../mail/errors.js';
+import { clockFromEnv } from './clock.js';
 import { movesToday } from '../policy/move-cap.js';
 import { RULE_KEYS, effectivePolicy, loadPolicy } from '../policy/write-policy.js';
 import type { EffectivePolicy, LoadedPolicy, PolicyRules, RuleKey } from '../policy/write-policy.js';
@@ -92,7 +93,8 @@ async function show(env: Env, e: EffectivePolicy, registered: boolean): Promise<
   }
   // The same file the server appends to (src/cli/runtime.ts), counted the way the gate counts.
   const log = { path: join(configDir(env), 'action-log.jsonl') };
-  const today = await movesToday(log, e.account, Date.now()).then(
+  // The server's clock (MAILWARDEN_NOW included), so this shows the day the gate counts.
+  const today = await movesToday(log, e.account, clockFromEnv(env).now()).then(
     (t) => ({ used: t.used, day: t.day, timeZone: t.timeZone }),
     (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
   );

@@ -172,8 +172,13 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const actionLog = new ActionLog(
     join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
   );
+  // A bad policy.json stops the server at start, naming the field (and again at each write).
+  const { loadPolicy } = await import('../policy/write-policy.js');
+  await loadPolicy(opts.env);
+  const { policyService } = await import('../policy/service.js');
   const runtime: ServerRuntime = {
     tools: ALL_TOOLS,
+    policy: policyService(opts.env, actionLog, clock),
     // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
     confirmMode: confirmModeFromEnv(opts.env),
     accounts: routing,

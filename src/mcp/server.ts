@@ -5,6 +5,8 @@ import type { Clock } from '../mail/clock.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Outbound } from '../net/outbound.js';
 import type { ActionLog } from '../policy/action-log.js';
+import type { Gate } from '../policy/gate.js';
+import type { PolicyService } from '../policy/service.js';
 import { callBinding, confirmModeFromEnv } from '../policy/confirm.js';
 import type { ConfirmMode } from '../policy/confirm.js';
 import type { Tier } from '../policy/tiers.js';
@@ -36,6 +38,14 @@ export interface ServerRuntime {
   downloadDir?: string;
   /** Requests to hosts other than the mail provider (RFC 8058 unsubscribe); absent: none. */
   outbound?: Outbound;
+  /** The write policy (policy.json, daily cap, protected correspondents, lock); absent: none. */
+  policy?: PolicyService;
+}
+
+/** The gate is built once per call, when a write tool first asks (reads never load policy.json). */
+function gateOf(policy: PolicyService, mailbox: Mailbox): () => Promise<Gate> {
+  let gate: Promise<Gate> | undefined;
+  return () => (gate ??= policy.gateFor(mailbox.account, mailbox));
 }
 
 export function annotationsFor(tool: AnyTool): ToolAnnotations {
@@ -179,6 +189,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
             ...(runtime.outbound
               ? { outbound: { client: runtime.outbound, actionLog: runtime.actionLog } }
               : {}),
+            ...(runtime.policy ? { gate: gateOf(runtime.policy, routed.mailbox) } : {}),
             progress: async (done, total, message) => {
               if (progressToken === undefined) return;
               const params: Record<string, unknown> = { progressToken, progress: done };

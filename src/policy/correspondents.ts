@@ -48,6 +48,8 @@ const RETRY_AFTER_FAILURE_MS = 60_000;
 /** What the gate needs: does mail from this address stay in the inbox? */
 export interface CorrespondentCheck {
   has(address: string): Promise<boolean>;
+  /** Learns the set now if it is due, so a slow refresh happens outside the write lock. */
+  warm?(): Promise<void>;
 }
 
 export interface CorrespondentStatus {
@@ -97,6 +99,10 @@ export class CorrespondentSet implements CorrespondentCheck {
   invalidate(): void {
     this.refreshedAt = Number.NEGATIVE_INFINITY;
     this.addresses = undefined;
+  }
+
+  async warm(): Promise<void> {
+    await this.current();
   }
 
   async has(address: string): Promise<boolean> {

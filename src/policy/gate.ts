@@ -75,7 +75,7 @@ export interface GateResult {
 
 export interface GateRun {
   results: GateResult[];
-  /** Agent moves left today after this call; null when the cap is off. */
+  /** Agent moves left today after this call; null when the cap is off or does not count this call. */
   remainingToday: number | null;
   /** What `write` threw, if it did; its items are "unknown". */
   writeError?: unknown;
@@ -306,11 +306,15 @@ export function createGate(options: GateOptions): Gate {
           { retryable: false },
         );
     },
-    run: (items, intent, write, o) =>
-      store.withLock(account, async (signal) => {
+    run: async (items, intent, write, o) => {
+      // Learning the Sent folder can take seconds; do it before other writers have to wait.
+      if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)
+        await options.correspondents?.warm?.();
+      return store.withLock(account, async (signal) => {
         const now = clock.now();
         const liftedCap = lifted(o);
-        const before = await used(now);
+        // Read only when the cap applies, so a damaged log stops moves out but not an undo.
+        const before = capped(intent) ? await used(now) : 0;
         const on = capped(intent) && !liftedCap;
         const verdicts = await judgeAll(items, intent, on ? Math.max(0, cap - before) : null);
         const call = randomUUID();
@@ -380,9 +384,10 @@ export function createGate(options: GateOptions): Gate {
         const added = capped(intent)
           ? finals.filter((f) => f.outcome !== 'failed').reduce((n, f) => n + moveCount(f.item), 0)
           : 0;
-        const remainingToday = cap > 0 ? Math.max(0, cap - before - added) : null;
+        const remainingToday = capped(intent) ? Math.max(0, cap - before - added) : null;
         return { results, remainingToday, ...(writeError === undefined ? {} : { writeError }) };
-      }),
+      });
+    },
   };
 }
 

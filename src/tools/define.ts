@@ -9,6 +9,7 @@ import type { AccountRegistry } from '../store/accounts.js';
 import type { Downloads } from '../store/downloads.js';
 import type { Outbound } from '../net/outbound.js';
 import type { ActionLog } from '../policy/action-log.js';
+import type { Gate } from '../policy/gate.js';
 
 /**
  * How a tool touches the world; `src/mcp/` derives the MCP annotations from it:
@@ -49,6 +50,12 @@ export interface ToolContext {
   downloads?: Downloads;
   /** The one way to a host that is not the mail provider (src/net); absent when the runtime has none. */
   outbound?: OutboundContext;
+  /**
+   * The write policy's judge for this call's account (src/policy/gate.ts), loaded from policy.json
+   * when first asked. src/mcp always sets it for a server; a context without it (unit tests) writes
+   * without the policy.
+   */
+  gate?: () => Promise<Gate>;
 }
 
 /** What a tool gets for outbound requests: the guarded client, and the action log they go to. */

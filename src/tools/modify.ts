@@ -4,6 +4,8 @@ import { isMailError } from '../mail/errors.js';
 import type { LabelChange, Mailbox } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
 import { defineTool, readConcurrency } from './define.js';
+import { guardedPerThread, refusedSchema } from './guarded.js';
+import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
 import { usage } from './search.js';
 
@@ -39,7 +41,12 @@ const labelList = z.array(z.string().min(1).max(300)).max(50);
 const report = {
   changed: z.array(z.object({ threadId: z.string(), messages: z.number().optional() })),
   failed: z.array(z.object({ threadId: z.string(), code: z.string(), message: z.string() })),
+  refused: refusedSchema.optional(),
   notAttempted: z.array(z.string()).describe('not started because the call was cancelled'),
+  remainingToday: z
+    .number()
+    .optional()
+    .describe('agent moves out of the inbox left today under the daily cap'),
   usage,
 };
 
@@ -117,9 +124,15 @@ export const modifyLabels = defineTool({
       add: applied.add.map((l) => l.id),
       remove: applied.remove.map((l) => l.id),
     };
-    const result = await perThread(
+    const result = await guardedPerThread(
       ctx,
       ids,
+      labelIntent(
+        'modify_labels',
+        change,
+        applied.add.map((l) => l.name),
+        applied.remove.map((l) => l.name),
+      ),
       async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
     );
     return {
@@ -131,6 +144,19 @@ export const modifyLabels = defineTool({
 });
 
 /** A fixed change on threads: archive, mark read/unread. */
+/**
+ * What the policy judges a label change as: removing INBOX is archiving, adding SPAM or TRASH is
+ * moving there, adding INBOX back is a restore; anything else is a label change.
+ */
+function labelIntent(tool: string, change: LabelChange, add: string[], remove: string[]): GateIntent {
+  if (change.add.includes('TRASH')) return { tool, action: 'trash', actor: 'agent' };
+  if (change.add.includes('SPAM')) return { tool, action: 'spam', actor: 'agent' };
+  if (change.remove.includes('INBOX')) return { tool, action: 'archive', actor: 'agent' };
+  if (change.add.includes('INBOX') || change.remove.includes('TRASH') || change.remove.includes('SPAM'))
+    return { tool, action: 'restore', actor: 'agent' };
+  return { tool, action: 'label', actor: 'agent', addLabels: add, removeLabels: remove };
+}
+
 function fixedChange(name: string, title: string, change: LabelChange, description: string): AnyTool {
   return defineTool({
     name,
@@ -141,9 +167,10 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
     input: z.strictObject(targets).superRefine(oneOfTargets),
     output: z.object(report),
     handle: (ctx, args) =>
-      perThread(
+      guardedPerThread(
         ctx,
         threadList(args),
+        labelIntent(name, change, [], []),
         async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
       ),
   });
@@ -178,10 +205,15 @@ export const trash = defineTool({
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    perThread(ctx, threadList(args), async (mailbox, threadId) => {
-      await mailbox.trashThread(threadId);
-      return undefined;
-    }),
+    guardedPerThread(
+      ctx,
+      threadList(args),
+      { tool: 'trash', action: 'trash', actor: 'agent' },
+      async (mailbox, threadId) => {
+        await mailbox.trashThread(threadId);
+        return undefined;
+      },
+    ),
 });
 
 export const untrash = defineTool({
@@ -193,10 +225,15 @@ export const untrash = defineTool({
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    perThread(ctx, threadList(args), async (mailbox, threadId) => {
-      await mailbox.untrashThread(threadId);
-      return undefined;
-    }),
+    guardedPerThread(
+      ctx,
+      threadList(args),
+      { tool: 'untrash', action: 'restore', actor: 'agent', fromLabelIds: ['TRASH'] },
+      async (mailbox, threadId) => {
+        await mailbox.untrashThread(threadId);
+        return undefined;
+      },
+    ),
 });
 
 export const moveToSpam = fixedChange(
@@ -215,11 +252,16 @@ export const restore = defineTool({
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    perThread(ctx, threadList(args), async (mailbox, threadId) => {
-      const t = await mailbox.getThread(threadId, { format: 'metadata', metadataHeaders: ['From'] });
-      const labels = new Set(t.messages.flatMap((m) => m.labelIds));
-      if (labels.has('TRASH')) await mailbox.untrashThread(threadId);
-      const remove = labels.has('SPAM') ? ['SPAM'] : [];
-      return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove })).length;
-    }),
+    guardedPerThread(
+      ctx,
+      threadList(args),
+      { tool: 'restore', action: 'restore', actor: 'agent' },
+      async (mailbox, threadId) => {
+        const t = await mailbox.getThread(threadId, { format: 'metadata', metadataHeaders: ['From'] });
+        const labels = new Set(t.messages.flatMap((m) => m.labelIds));
+        if (labels.has('TRASH')) await mailbox.untrashThread(threadId);
+        const remove = labels.has('SPAM') ? ['SPAM'] : [];
+        return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove })).length;
+      },
+    ),
 });

@@ -8,6 +8,8 @@ import type { SnoozeLabel } from '../mail/snooze-labels.js';
 import type { Label } from '../mail/types.js';
 import type { ToolContext } from './define.js';
 import { defineTool, readConcurrency } from './define.js';
+import { guardedPerThread, refusedSchema } from './guarded.js';
+import type { GateIntent } from '../policy/gate.js';
 import { forgetLabels } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 
@@ -43,10 +45,36 @@ const failure = z.object({ threadId: z.string(), code: z.string(), message: z.st
 const perThread = {
   changed: z.array(z.string()),
   failed: z.array(failure),
+  refused: refusedSchema.optional(),
   notAttempted: z.array(z.string()).describe('not tried because an earlier error stopped the run'),
 };
 
-type PerThread = { changed: string[]; failed: z.infer<typeof failure>[]; notAttempted: string[] };
+type PerThread = {
+  changed: string[];
+  failed: z.infer<typeof failure>[];
+  refused?: Array<{ threadId: string; rule: string; reason: string }>;
+  notAttempted: string[];
+};
+
+/** Through the write policy where the server has one (snooze is a move out; unsnooze a restore). */
+async function guardedEach(
+  ctx: ToolContext,
+  ids: string[],
+  intent: GateIntent,
+  fn: (threadId: string) => Promise<void>,
+): Promise<PerThread> {
+  if (ctx.gate === undefined) return eachThread(ctx, ids, fn);
+  const r = await guardedPerThread(ctx, ids, intent, async (_mailbox, id) => {
+    await fn(id);
+    return undefined;
+  });
+  return {
+    changed: r.changed.map((c) => c.threadId),
+    failed: r.failed,
+    refused: r.refused,
+    notAttempted: r.notAttempted,
+  };
+}
 
 /** Threads a few at a time; an error that would repeat for every thread stops the rest. */
 async function eachThread(
@@ -152,12 +180,17 @@ export const snooze = defineTool({
     const labels = await ctx.mailbox.listLabels(ctx.signal);
     const snoozeIds = new Set(snoozeLabelsOf(labels, timeZone).map((l) => l.id));
     const target = await ensureLabel(ctx, name, labels);
-    const result = await eachThread(ctx, ids, async (id) => {
-      const present = await threadLabels(ctx, id);
-      const old = [...present].filter((l) => snoozeIds.has(l) && l !== target);
-      // One threads.modify: the thread never sits with two due dates or with none.
-      await ctx.mailbox.modifyThread(id, { add: [target], remove: ['INBOX', ...old] }, ctx.signal);
-    });
+    const result = await guardedEach(
+      ctx,
+      ids,
+      { tool: 'snooze', action: 'snooze', actor: 'agent' },
+      async (id) => {
+        const present = await threadLabels(ctx, id);
+        const old = [...present].filter((l) => snoozeIds.has(l) && l !== target);
+        // One threads.modify: the thread never sits with two due dates or with none.
+        await ctx.mailbox.modifyThread(id, { add: [target], remove: ['INBOX', ...old] }, ctx.signal);
+      },
+    );
     return { label: name, dueAt: isoInZone(due.at, timeZone), timeZone, ...result };
   },
 });
@@ -175,7 +208,7 @@ export const unsnooze = defineTool({
     const ids = threadIdsOf(args);
     const labels = await ctx.mailbox.listLabels(ctx.signal);
     const snoozeIds = new Set(snoozeLabelsOf(labels, serverTimeZone()).map((l) => l.id));
-    return eachThread(ctx, ids, async (id) => {
+    return guardedEach(ctx, ids, { tool: 'unsnooze', action: 'restore', actor: 'agent' }, async (id) => {
       const present = await threadLabels(ctx, id);
       const old = [...present].filter((l) => snoozeIds.has(l));
       await ctx.mailbox.modifyThread(id, { add: ['INBOX'], remove: old }, ctx.signal);

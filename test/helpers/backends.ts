@@ -3,7 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
 import type { ImapDemo, ImapProfile } from '../../src/sandbox/imap-account.js';
-import { MAIN, startStack } from './stack.js';
+import { MAIN, startStack, writeTestPolicy } from './stack.js';
 import type { CallOutcome, Stack } from './stack.js';
 
 /**
@@ -30,7 +30,13 @@ const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UT
 
 export async function startBackend(
   kind: BackendKind,
-  options: { env?: Record<string, string>; delayMs?: number; tiers?: string[] } = {},
+  options: {
+    env?: Record<string, string>;
+    delayMs?: number;
+    tiers?: string[];
+    /** policy.json (see startStack); default: relaxed. */
+    policy?: Record<string, unknown> | null;
+  } = {},
 ): Promise<Backend> {
   if (kind === 'gmail') {
     const stack = await startStack({
@@ -52,6 +58,7 @@ export async function startBackend(
     ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
     ...(options.tiers === undefined ? {} : { tiers: options.tiers }),
   });
+  writeTestPolicy(imap.configDir, options.policy);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
@@ -34,6 +35,22 @@ export interface StackOptions {
   protocol?: Protocol;
   /** Runs after the config dir is written and before the server starts (extra accounts…). */
   beforeSpawn?: (configDir: string) => Promise<void>;
+  /**
+   * policy.json to write. Default: the cap, inbox-only moves and protected correspondents off, so tests of the
+   * organise mechanics are not refused by the policy; the policy has tests of its own.
+   */
+  policy?: Record<string, unknown> | null;
+}
+
+export const RELAXED_POLICY = {
+  default: { dailyMoveCap: 0, protectCorrespondents: false, inboxOnlyMoves: false },
+};
+
+/** Writes the test's policy.json (null: none, the guarded defaults). */
+export function writeTestPolicy(configDir: string, policy: Record<string, unknown> | null | undefined): void {
+  const chosen = policy === undefined ? RELAXED_POLICY : policy;
+  if (chosen !== null)
+    writeFileSync(join(configDir, 'policy.json'), `${JSON.stringify(chosen)}\n`, { mode: 0o600 });
 }
 
 /**
@@ -45,6 +62,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
   const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-test-');
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
+  writeTestPolicy(configDir, options.policy);
   await options.beforeSpawn?.(configDir);
   const transport = new StdioClientTransport({
     command: process.execPath,

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,7 +34,9 @@ beforeAll(async () => {
     outfile: bundle,
     // As in scripts/bundle.mjs: the keyring loads a native binary of its own.
     external: ['@napi-rs/keyring'],
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);",
+    },
     logLevel: 'warning',
   });
   worker = join(work, 'worker.mjs');
@@ -42,10 +44,12 @@ beforeAll(async () => {
     worker,
     `import { appendFileSync } from 'node:fs';
 import { withWriteLock } from ${JSON.stringify(pathToFileURL(bundle).href)};
-const [mode, dir, out, n, staleMs] = process.argv.slice(2);
+const [mode, dir, out, n, extra] = process.argv.slice(2);
 const env = { MAILWARDEN_CONFIG_DIR: dir };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 if (mode === 'loop') {
+  // Both start at the same instant, so without the lock their lines would interleave.
+  await sleep(Number(extra) - Date.now());
   for (let i = 0; i < Number(n); i++) {
     await withWriteLock(env, 'work', async () => {
       appendFileSync(out, process.pid + ' start ' + i + '\\n');
@@ -58,7 +62,7 @@ if (mode === 'loop') {
     process.stdout.write('locked\\n');
     await sleep(Number(n));
     process.stdout.write('releasing\\n');
-  }, { staleMs: Number(staleMs) });
+  }, { staleMs: Number(extra) });
 }
 `,
   );
@@ -93,8 +97,9 @@ describe('withWriteLock across processes', () => {
     const dir = configDir();
     const out = join(dir, 'shared.txt');
     writeFileSync(out, '');
-    const a = run(['loop', dir, out, '20']);
-    const b = run(['loop', dir, out, '20']);
+    const at = String(Date.now() + 1500);
+    const a = run(['loop', dir, out, '20', at]);
+    const b = run(['loop', dir, out, '20', at]);
     expect(await a.exited).toBe(0);
     expect(await b.exited).toBe(0);
     const lines = readFileSync(out, 'utf8').trim().split('\n');
@@ -107,6 +112,26 @@ describe('withWriteLock across processes', () => {
     expect(new Set(lines.map((l) => l.split(' ')[0])).size).toBe(2);
     // The lock's parent directory is the user's alone.
     expect(statSync(join(dir, 'locks')).mode & 0o777).toBe(0o700);
+  }, 60_000);
+
+  it('four waiters finding the same dead lock at once: one takes it over, none run together', async () => {
+    const dir = configDir();
+    const lock = writeLockPath({ MAILWARDEN_CONFIG_DIR: dir }, 'work');
+    mkdirSync(lock, { recursive: true });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, hourAgo, hourAgo);
+    const out = join(dir, 'shared.txt');
+    writeFileSync(out, '');
+    const at = String(Date.now() + 1500);
+    const all = [1, 2, 3, 4].map(() => run(['loop', dir, out, '5', at]));
+    for (const c of all) expect(await c.exited).toBe(0);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(40);
+    for (let i = 0; i < lines.length; i += 2) {
+      const [pid, what, n] = (lines[i] as string).split(' ');
+      expect(what).toBe('start');
+      expect(lines[i + 1]).toBe(`${pid} end ${n}`);
+    }
   }, 60_000);
 
   it('a SIGKILLed holder does not block forever: its lock is taken over once stale', async () => {

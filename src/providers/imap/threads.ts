@@ -144,13 +144,18 @@ export async function gatherThreads(
   const all = model.folders.find((f) => f.role === 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
   if (all === undefined) return mergeCopies(await rounds(client, places, roots, format, false));
-  // Junk and Trash are outside All Mail: a thread that lives there (search in:spam) is rebuilt
-  // there too, in the same rounds.
   const outside = places.filter((f) => f.role === 'junk' || f.role === 'trash');
   const covered = places.filter(
     (f) => f.role !== 'junk' && f.role !== 'trash' && (everyPlace || f.role !== 'archive'),
   );
-  const viewed = await rounds(client, [all, ...outside], roots, format, true);
+  // Spam and Trash are outside All Mail and, as the issue of threads goes, outside a
+  // conversation (Gmail's own get_thread aside): they are searched only for the threads All Mail
+  // does not hold at all, such as a search in:spam hit.
+  const inAll = await rounds(client, [all], roots, format, true);
+  const seen = new Set(inAll.flatMap((m) => m.links));
+  const missing = roots.filter((r) => !seen.has(r));
+  const viewed =
+    missing.length === 0 ? inAll : [...inAll, ...(await rounds(client, outside, missing, format, false))];
   const inView = viewed.filter((m) => m.copies.every((c) => c.folder.path === all.path));
   const located = await locate(client, covered, inView);
   // A message All Mail shows in no folder it covers sits in Archive (or another folder without

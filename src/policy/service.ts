@@ -1,0 +1,44 @@
+import type { Clock } from '../mail/clock.js';
+import type { Mailbox } from '../providers/mailbox.js';
+import type { Env } from '../store/config.js';
+import type { ActionLog } from './action-log.js';
+import { CorrespondentSet } from './correspondents.js';
+import { createGate, filePolicyStore } from './gate.js';
+import type { Gate } from './gate.js';
+import { effectivePolicy, loadPolicy } from './write-policy.js';
+
+/*
+ * The write policy as a running server holds it: policy.json is read again for every write (a
+ * small file: an edit takes effect without a restart, and a file broken since start stops writes,
+ * never reads), and each account keeps one short-lived set of correspondents for the life of the
+ * process (DESIGN promise 2: learnt from Sent, bounded, never a mirror).
+ */
+
+export interface PolicyService {
+  gateFor(account: string, mailbox: Mailbox): Promise<Gate>;
+}
+
+export function policyService(env: Env, log: ActionLog, clock: Clock): PolicyService {
+  const sets = new Map<string, { set: CorrespondentSet; mailbox: { current: Mailbox } }>();
+  return {
+    async gateFor(account, mailbox) {
+      const policy = effectivePolicy(await loadPolicy(env), account);
+      let entry = sets.get(account);
+      if (entry === undefined) {
+        const holder = { current: mailbox };
+        entry = {
+          mailbox: holder,
+          set: new CorrespondentSet(() => Promise.resolve(holder.current), {
+            days: policy.rules.correspondentsDays,
+            refreshMinutes: policy.rules.correspondentsRefreshMinutes,
+            clock,
+          }),
+        };
+        sets.set(account, entry);
+      }
+      entry.mailbox.current = mailbox;
+      entry.set.configure(policy.rules.correspondentsDays, policy.rules.correspondentsRefreshMinutes);
+      return createGate({ policy, store: filePolicyStore(env, log), correspondents: entry.set, clock });
+    },
+  };
+}
