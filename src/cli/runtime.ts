@@ -142,6 +142,9 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const envTiers = tiersFromEnv(opts.env);
   const clock = clockFromEnv(opts.env);
   const log = opts.log ?? stderrLogger;
+  // A bad policy.json stops the server at start, naming the field (and again at each write),
+  // before anything is started that would keep the process alive.
+  await (await import('../policy/write-policy.js')).loadPolicy(opts.env);
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
   // A tier the stored token was not granted is not listed (one small file read, no key needed).
@@ -172,9 +175,6 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const actionLog = new ActionLog(
     join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
   );
-  // A bad policy.json stops the server at start, naming the field (and again at each write).
-  const { loadPolicy } = await import('../policy/write-policy.js');
-  await loadPolicy(opts.env);
   const { policyService } = await import('../policy/service.js');
   const runtime: ServerRuntime = {
     tools: ALL_TOOLS,

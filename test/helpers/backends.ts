@@ -23,7 +23,49 @@ export interface Backend {
   /** IMAP backends: the throwaway server and its account. */
   imap?: ImapDemo;
   gmail?: Stack;
+  /** Another server process on the same config dir (a second client, a cron job): same mailbox. */
+  another(): Promise<{ call: Backend['call']; close(): Promise<void> }>;
+  /** The config dir the server runs with. */
+  configDir: string;
   close(): Promise<void>;
+}
+
+async function spawnClient(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN],
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const client = new Client(
+    { name: 'mailwarden-test', version: '0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    throw new Error(`server did not start: ${String(e)}\n${stderr}`);
+  }
+  return { client, stderr: () => stderr };
+}
+
+function caller(client: Client): Backend['call'] {
+  return async (name, args = {}) => {
+    const r = await client.callTool({ name, arguments: args });
+    const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
+    return {
+      isError: r.isError === true,
+      structured: (r.structuredContent ?? {}) as Record<string, unknown>,
+      text: content.map((c) => c.text ?? '').join('\n'),
+    };
+  };
+}
+
+async function anotherOn(env: Record<string, string>) {
+  const { client } = await spawnClient(env);
+  return { call: caller(client), close: () => client.close() };
 }
 
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };
@@ -42,10 +84,20 @@ export async function startBackend(
     const stack = await startStack({
       sandbox: { staleThreadIndex: true },
       env: { ...CLOCK_ENV, ...options.env },
+      ...(options.policy === undefined ? {} : { policy: options.policy }),
     });
+    const env = {
+      HOME: stack.configDir,
+      MAILWARDEN_CONFIG_DIR: stack.configDir,
+      MAILWARDEN_SANDBOX_URL: stack.sandbox.url,
+      ...CLOCK_ENV,
+      ...options.env,
+    };
     return {
       kind,
       client: stack.client,
+      configDir: stack.configDir,
+      another: () => anotherOn(env),
       call: (n, a) => stack.call(n, a),
       tid: (key) => stack.sandbox.threadIdForKey(DEMO_ADDRESS, key),
       stderr: () => stack.stderr(),
@@ -59,39 +111,24 @@ export async function startBackend(
     ...(options.tiers === undefined ? {} : { tiers: options.tiers }),
   });
   writeTestPolicy(imap.configDir, options.policy);
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN],
-    env: { PATH: process.env['PATH'] ?? '', HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const client = new Client(
-    { name: 'mailwarden-test', version: '0' },
-    { versionNegotiation: { mode: 'legacy' } },
-  );
+  const env = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
+  let spawned: Awaited<ReturnType<typeof spawnClient>>;
   try {
-    await client.connect(transport);
+    spawned = await spawnClient(env);
   } catch (e) {
     await imap.close();
-    throw new Error(`server did not start: ${String(e)}\n${stderr}`);
+    throw e;
   }
+  const { client, stderr } = spawned;
   return {
     kind,
     client,
     imap,
-    async call(name, args = {}) {
-      const r = await client.callTool({ name, arguments: args });
-      const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
-      return {
-        isError: r.isError === true,
-        structured: (r.structuredContent ?? {}) as Record<string, unknown>,
-        text: content.map((c) => c.text ?? '').join('\n'),
-      };
-    },
+    configDir: imap.configDir,
+    another: () => anotherOn(env),
+    call: caller(client),
     tid: imapThreadIdForKey,
-    stderr: () => stderr,
+    stderr,
     async close() {
       await client.close();
       await imap.close();

@@ -1,0 +1,181 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
+import { appendMessage } from '../../src/sandbox/imap/index.js';
+import { startBackend } from '../helpers/backends.js';
+import type { Backend, BackendKind } from '../helpers/backends.js';
+import { MAIN } from '../helpers/stack.js';
+
+/*
+ * The write policy on every provider, through the real server: the daily cap counted from the
+ * action log (across restarts and processes), protected correspondents, mail without a sender,
+ * and a log the cap cannot read.
+ */
+
+const k = DEMO_FACTS.keys;
+
+interface Report {
+  changed: Array<{ threadId: string }>;
+  refused?: Array<{ threadId: string; rule: string; reason: string }>;
+  remainingToday?: number;
+}
+
+/** Inbox threads with exactly one message, newest first (one move each under the cap). */
+async function singleInboxThreads(b: Backend, n: number): Promise<string[]> {
+  const out: string[] = [];
+  let pageToken: string | undefined;
+  do {
+    const r = await b.call('search', {
+      query: 'in:inbox',
+      maxResults: 50,
+      ...(pageToken ? { pageToken } : {}),
+    });
+    for (const t of r.structured['threads'] as Array<{
+      threadId: string;
+      messageCount: number;
+      labels: string[];
+    }>)
+      if (t.messageCount === 1) out.push(t.threadId);
+    pageToken = r.structured['nextPageToken'] as string | undefined;
+  } while (pageToken && out.length < n);
+  return out.slice(0, n);
+}
+
+async function deliver(b: Backend, id: string, headers: string[]): Promise<string> {
+  const raw = [
+    ...headers,
+    `To: ${DEMO_ADDRESS}`,
+    'Subject: A message for the policy',
+    `Message-ID: <${id}@example.org>`,
+    'Date: Mon, 30 Nov 2026 08:00:00 +0000',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'Hello.',
+    '',
+  ].join('\r\n');
+  if (b.gmail) return b.gmail.sandbox.deliver(DEMO_ADDRESS, raw, ['INBOX', 'UNREAD']).threadId;
+  await appendMessage((b.imap as NonNullable<Backend['imap']>).server, 'INBOX', raw);
+  return `t${Buffer.from(`${id}@example.org`).toString('base64url')}`;
+}
+
+describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('the write policy on %s', (kind) => {
+  let b: Backend;
+  beforeAll(async () => {
+    // The cap alone: correspondents are judged in their own test below.
+    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('the 51st agent move of the day is refused, a restore still works, and a restart does not reset the count', async () => {
+    const ids = await singleInboxThreads(b, 52);
+    expect(ids.length).toBe(52);
+    const first = await b.call('archive', { threadIds: ids.slice(0, 49) });
+    expect(first.isError, first.text).toBe(false);
+    expect((first.structured as unknown as Report).changed).toHaveLength(49);
+    expect((first.structured as unknown as Report).remainingToday).toBe(1);
+    // A second process on the same config dir (a restart, a cron job) sees the same day.
+    const other = await b.another();
+    try {
+      const r = await other.call('archive', { threadIds: ids.slice(49, 51) });
+      expect(r.isError, r.text).toBe(false);
+      const rep = r.structured as unknown as Report;
+      expect(rep.changed.map((c) => c.threadId)).toEqual([ids[49]]);
+      expect(rep.refused).toEqual([expect.objectContaining({ threadId: ids[50], rule: 'daily-cap' })]);
+      expect(rep.refused?.[0]?.reason).toMatch(/0 .*left today|dailyMoveCap/);
+    } finally {
+      await other.close();
+    }
+    const refused = await b.call('archive', { threadId: ids[51] });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/daily-cap/);
+    const restore = await b.call('restore', { threadId: ids[0] });
+    expect(restore.isError, restore.text).toBe(false);
+    expect((restore.structured as unknown as Report).changed).toHaveLength(1);
+    // What the log holds is what the mailbox shows: the refused thread is still in the inbox.
+    const t = await b.call('get_thread', { threadId: ids[51], bodies: 'none' });
+    expect((t.structured['messages'] as Array<{ labels: string[] }>)[0]?.labels).toContain('INBOX');
+  });
+
+  it('a corrupt line in the action log stops moves with an error naming it; restores go on', async () => {
+    const log = join(b.configDir, 'action-log.jsonl');
+    const lines = readFileSync(log, 'utf8');
+    appendFileSync(log, 'this is not a record\n{"op":"noop","account":"x","time":"2026-11-30T08:00:00Z"}\n');
+    const ids = await singleInboxThreads(b, 1);
+    const r = await b.call('archive', { threadId: ids[0] });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/forbidden_operation/);
+    expect(r.text).toMatch(/line \d+/);
+    writeFileSync(log, lines);
+  });
+});
+
+describe.each(['gmail', 'full', 'bridge'] as BackendKind[])(
+  'protected senders on %s (guarded defaults)',
+  (kind) => {
+    let b: Backend;
+    beforeAll(async () => {
+      b = await startBackend(kind, { policy: null });
+    }, 120_000);
+    afterAll(async () => {
+      await b?.close();
+    });
+
+    it('mail from someone the owner has written to stays in the inbox, and says why', async () => {
+      const key = k.awaitingOwnerReply[0] as string;
+      const r = await b.call('archive', { threadId: b.tid(key) });
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/protected-correspondent/);
+      const t = await b.call('get_thread', { threadId: b.tid(key), bodies: 'none' });
+      const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
+      expect(labels).toContain('INBOX');
+    });
+
+    it("mail without a sender address stays in the inbox; a stranger's newsletter can go", async () => {
+      const nobody = await deliver(b, `policy-nosender-${kind}`, []);
+      const r = await b.call('archive', { threadIds: [nobody, b.tid(k.oneClickNewsletters[0] as string)] });
+      expect(r.isError, r.text).toBe(false);
+      const rep = r.structured as unknown as Report;
+      expect(rep.refused).toEqual([expect.objectContaining({ threadId: nobody, rule: 'no-sender' })]);
+      expect(rep.changed.map((c) => c.threadId)).toEqual([b.tid(k.oneClickNewsletters[0] as string)]);
+    });
+
+    it('the action log records each item with its rule and outcome', () => {
+      const records = readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((r) => r['kind'] === 'move');
+      expect(
+        records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'protected-correspondent'),
+      ).toBe(true);
+      expect(records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'no-sender')).toBe(true);
+      expect(records.some((r) => r['outcome'] === 'moved' && r['action'] === 'archive')).toBe(true);
+    });
+  },
+);
+
+describe('a bad policy.json stops the server, naming the field', () => {
+  for (const [policy, field] of [
+    [{ default: { dailyMoveCap: -3 } }, 'default.dailyMoveCap'],
+    [{ default: { dailyCap: 5 } }, 'default.dailyCap'],
+    [{ accounts: { work: { protectCorrespondents: 'yes' } } }, 'accounts.work.protectCorrespondents'],
+  ] as const) {
+    it(`${field}`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'mailwarden-policy-'));
+      writeFileSync(join(dir, 'policy.json'), JSON.stringify(policy));
+      const r = spawnSync(process.execPath, [MAIN, '--demo'], {
+        env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir },
+        encoding: 'utf8',
+        timeout: 20_000,
+        input: '',
+      });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain(field);
+    });
+  }
+});
