@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
-import { MailError, isMailError } from '../mail/errors.js';
+import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
+import type { ErrorCode } from '../mail/errors.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
 import type { MailThread } from '../mail/types.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
@@ -137,12 +138,22 @@ export async function guardedPerThread(
     requests: after.requests - before.requests,
     quotaUnits: after.quotaUnits - before.quotaUnits,
   };
-  if (out.changed.length === 0 && out.refused.length > 0 && out.failed.length === 0)
+  if (out.changed.length === 0 && (out.refused.length > 0 || out.failed.length > 0)) {
+    // Nothing changed: the call is an error, and says item by item why.
+    const why = [
+      ...out.refused.map((r) => `${r.threadId.slice(0, 24)}…: refused (${r.rule}): ${r.reason}`),
+      ...out.failed.map((f) => `${f.threadId.slice(0, 24)}…: ${f.code}: ${f.message}`),
+    ];
+    const allRefused = out.failed.length === 0;
+    const known = out.failed
+      .map((f) => f.code)
+      .find((c): c is ErrorCode => (ERROR_CODES as readonly string[]).includes(c));
     throw new MailError(
-      'forbidden_operation',
-      `nothing was changed: the write policy refused every thread — ${[...new Set(out.refused.map((r) => `${r.rule}: ${r.reason}`))].join('; ')}`,
+      allRefused ? 'forbidden_operation' : (known ?? 'network_error'),
+      `nothing was changed${allRefused ? ': the write policy refused every thread' : ''} — ${why.join('; ')}`,
       { retryable: false },
     );
+  }
   return out;
 }
 

@@ -179,3 +179,45 @@ describe('a bad policy.json stops the server, naming the field', () => {
     });
   }
 });
+
+describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('two writers racing on %s', (kind) => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('two server processes archiving 30 threads each under a cap of 50 move exactly 50', async () => {
+    const ids = await singleInboxThreads(b, 60);
+    expect(ids.length).toBe(60);
+    const other = await b.another();
+    try {
+      const [x, y] = await Promise.all([
+        b.call('archive', { threadIds: ids.slice(0, 30) }),
+        other.call('archive', { threadIds: ids.slice(30) }),
+      ]);
+      const moved = [x, y].flatMap((r) => (r.structured as unknown as Report).changed ?? []);
+      const refused = [x, y].flatMap((r) => (r.structured as unknown as Report).refused ?? []);
+      expect(moved).toHaveLength(50);
+      expect(refused).toHaveLength(10);
+      expect(refused.every((r) => r.rule === 'daily-cap')).toBe(true);
+      // And the mailbox agrees: exactly the reported 50 left the inbox.
+      const still = new Set<string>();
+      let pageToken: string | undefined;
+      do {
+        const r = await b.call('search', {
+          query: 'in:inbox',
+          maxResults: 50,
+          ...(pageToken ? { pageToken } : {}),
+        });
+        for (const t of r.structured['threads'] as Array<{ threadId: string }>) still.add(t.threadId);
+        pageToken = r.structured['nextPageToken'] as string | undefined;
+      } while (pageToken);
+      expect(ids.filter((id) => !still.has(id)).sort()).toEqual(moved.map((m) => m.threadId).sort());
+    } finally {
+      await other.close();
+    }
+  }, 120_000);
+});

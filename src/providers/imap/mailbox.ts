@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ImapFlow } from 'imapflow';
-import { MailError, invalidInput } from '../../mail/errors.js';
+import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { parseQuery, substituteMe } from '../../mail/query.js';
 import type { QueryNode } from '../../mail/query.js';
 import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
@@ -520,78 +520,62 @@ export class ImapMailbox implements Mailbox {
     change: LabelChange,
     signal?: AbortSignal,
   ): Promise<void> {
+    const ids = batch.map((b) => b.threadId);
+    let written: {
+      threads: Map<string, { read: ReadMessage[] }>;
+      after: Map<string, { read: ReadMessage[] }>;
+      model: FolderModel;
+    };
     try {
-      const results = await this.write(async (client, model) => {
+      written = await this.write(async (client, model) => {
         checkDelta(model, change, await this.keywordsAllowed(client, model));
-        const threads = await this.readThreads(
-          client,
-          model,
-          batch.map((b) => b.threadId),
-          'metadata',
-          true,
-        );
+        const threads = await this.readThreads(client, model, ids, 'metadata', true);
         const messages = [...threads.values()].flatMap((t) => t.read);
-        const reports = await applyChange(client, model, uniqueById(messages), change);
-        const after = await this.readThreads(
-          client,
-          model,
-          batch.map((b) => b.threadId),
-          'metadata',
-          true,
-        );
-        return { threads, reports, after, model };
+        await applyChange(client, model, uniqueById(messages), change);
+        const after = await this.readThreads(client, model, ids, 'metadata', true);
+        return { threads, after, model };
       }, signal);
-      const model = results.model;
-      for (const b of batch) {
-        const t = results.threads.get(b.threadId);
-        if (t === undefined) {
-          b.reject(new MailError('not_found', `no thread ${b.threadId.slice(0, 40)}… on this IMAP account`));
-          continue;
-        }
-        const mine = results.reports.filter((r) => t.read.some((m) => m.id === r.id));
-        const bad = mine.find((r) => r.outcome !== 'changed');
-        if (bad !== undefined && mine.every((r) => r.outcome !== 'changed')) {
-          b.reject(
-            new MailError(
-              bad.outcome === 'unknown' ? 'network_error' : 'upstream_unavailable',
-              `${bad.outcome === 'unknown' ? 'outcome unknown' : 'not changed'}: ${bad.error ?? ''}`,
-              { retryable: false },
-            ),
-          );
-          continue;
-        }
-        const now = results.after.get(b.threadId);
-        // What the server shows, not what was asked: a message still carrying a removed label, or
-        // lacking an added one, means the change did not happen for this thread.
-        // (The user's own messages in Sent and Drafts stay there: a folder added as a label, such
-        // as a snooze folder, is not asked of them.)
-        const own = (m: ReadMessage) =>
-          m.copies.every(
-            (c) => c.folder.kind !== 'location' || c.folder.role === 'sent' || c.folder.role === 'drafts',
-          );
-        const isPlace = (l: string) =>
-          model.folders.some((f) => f.labelId === l && f.kind === 'location' && f.role === undefined);
-        const wrong = (now?.read ?? []).find((m) => {
-          const labels = labelIdsOf(m);
-          const missing = change.add.some((l) => !labels.includes(l) && !(isPlace(l) && own(m)));
-          return missing || change.remove.some((l) => labels.includes(l));
-        });
-        if (wrong !== undefined) {
-          b.reject(
-            new MailError(
-              'upstream_unavailable',
-              `the server shows message ${wrong.id.slice(0, 30)}… with labels ${labelIdsOf(wrong).join(', ') || '(none)'} after the change`,
-              { retryable: false },
-            ),
-          );
-          continue;
-        }
-        b.resolve(
-          (now?.read ?? []).map((m) => ({ id: m.id, threadId: b.threadId, labelIds: labelIdsOf(m) })),
-        );
-      }
     } catch (e) {
-      for (const b of batch) b.reject(e);
+      if (isMailError(e) && e.code === 'invalid_input') {
+        for (const b of batch) b.reject(e);
+        return;
+      }
+      // The connection went while the batch was under way (a MOVE sent, its answer lost): what the
+      // mailbox shows now, read over a new connection, is what happened — never what was asked.
+      try {
+        const seen = await this.read(async (client, model) => ({
+          after: await this.readThreads(client, model, ids, 'metadata', true),
+          model,
+        }));
+        written = { threads: seen.after, after: seen.after, model: seen.model };
+      } catch {
+        const unknown = new MailError(
+          'network_error',
+          `outcome unknown: the connection failed during the write (${e instanceof Error ? e.message : String(e)}) and the mailbox could not be read back`,
+          { retryable: false },
+        );
+        for (const b of batch) b.reject(unknown);
+        return;
+      }
+    }
+    for (const b of batch) {
+      const now = written.after.get(b.threadId);
+      if (written.threads.get(b.threadId) === undefined || now === undefined) {
+        b.reject(new MailError('not_found', `no thread ${b.threadId.slice(0, 40)}… on this IMAP account`));
+        continue;
+      }
+      const wrong = now.read.find((m) => !showsChange(m, change, written.model));
+      if (wrong !== undefined) {
+        b.reject(
+          new MailError(
+            'upstream_unavailable',
+            `not changed: the server shows message ${wrong.id.slice(0, 30)}… with labels ${labelIdsOf(wrong).join(', ') || '(none)'} after the change`,
+            { retryable: false },
+          ),
+        );
+        continue;
+      }
+      b.resolve(now.read.map((m) => ({ id: m.id, threadId: b.threadId, labelIds: labelIdsOf(m) })));
     }
   }
 
@@ -707,6 +691,22 @@ async function learnKeywords(client: ImapFlow, model: FolderModel): Promise<void
       if (k !== undefined) keywords.set(keywordLabelId(k), k);
     }
   }
+}
+
+/**
+ * Whether a message shows a change: every added label there and every removed one gone. The
+ * user's own messages in Sent and Drafts stay where they are, so a folder added as a label (a
+ * snooze folder) is not asked of them.
+ */
+function showsChange(m: ReadMessage, change: LabelChange, model: FolderModel): boolean {
+  const labels = labelIdsOf(m);
+  const own = m.copies.every(
+    (c) => c.folder.kind !== 'location' || c.folder.role === 'sent' || c.folder.role === 'drafts',
+  );
+  const isPlace = (l: string) =>
+    model.folders.some((f) => f.labelId === l && f.kind === 'location' && f.role === undefined);
+  const missing = change.add.some((l) => !labels.includes(l) && !(isPlace(l) && own));
+  return !missing && !change.remove.some((l) => labels.includes(l));
 }
 
 function checkMax(n: number): void {

@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startImapProxy } from '../../src/sandbox/imap/index.js';
+import type { ImapProxy } from '../../src/sandbox/imap/index.js';
+import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
+import { startBackend } from '../helpers/backends.js';
+import type { Backend } from '../helpers/backends.js';
+
+/*
+ * A server that drops the connection right after it received the MOVE: the move happened, its
+ * answer never came. What the result reports and the log records must be what left the inbox.
+ */
+
+let b: Backend;
+let proxy: ImapProxy;
+let other: Awaited<ReturnType<Backend['another']>>;
+
+beforeAll(async () => {
+  b = await startBackend('full', { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+  const server = (b.imap as NonNullable<Backend['imap']>).server;
+  // The fault proxy must read commands, so this client speaks plain IMAP on loopback.
+  proxy = await startImapProxy({ target: { host: server.host, port: server.plainPort } });
+  const env = { MAILWARDEN_CONFIG_DIR: b.configDir };
+  const [entry] = await readAccounts(env);
+  if (entry?.imap === undefined) throw new Error('no imap account');
+  await writeAccounts(env, [
+    {
+      ...entry,
+      imap: { host: server.host, port: proxy.port, security: 'insecure-loopback', user: server.user },
+    },
+  ]);
+  other = await b.another();
+}, 120_000);
+afterAll(async () => {
+  await other?.close();
+  await proxy?.stop();
+  await b?.close();
+});
+
+describe('a connection dropped after the MOVE was sent', () => {
+  it('reports and logs the threads as moved, because they left the inbox', async () => {
+    const s = await other.call('search', { query: 'in:inbox', maxResults: 3 });
+    const ids = (s.structured['threads'] as Array<{ threadId: string }>).map((t) => t.threadId);
+    expect(ids).toHaveLength(3);
+    proxy.setFaults([{ kind: 'drop', when: /UID MOVE/i, after: 'forward' }]);
+    const r = await other.call('archive', { threadIds: ids });
+    expect(r.isError, r.text).toBe(false);
+    const changed = (r.structured['changed'] as Array<{ threadId: string }>).map((c) => c.threadId).sort();
+    // The mailbox, read by the other (TLS) server: none of them is in the inbox any more.
+    for (const id of ids) {
+      const t = await b.call('get_thread', { threadId: id, bodies: 'none' });
+      const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
+      expect(labels).not.toContain('INBOX');
+    }
+    expect(changed).toEqual([...ids].sort());
+    const moved = readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((x) => x['kind'] === 'move' && x['outcome'] === 'moved')
+      .flatMap((x) => x['ids'] as string[]);
+    expect(moved.sort()).toEqual([...ids].sort());
+  });
+
+  it('a MOVE that never reached the server: reported failed, logged not moved, still in the inbox', async () => {
+    const s = await other.call('search', { query: 'in:inbox', maxResults: 2 });
+    const ids = (s.structured['threads'] as Array<{ threadId: string }>).map((t) => t.threadId);
+    proxy.setFaults([{ kind: 'drop', when: /UID MOVE/i, after: 'before' }]);
+    const r = await other.call('archive', { threadIds: ids });
+    expect(r.isError, r.text).toBe(true);
+    for (const id of ids) {
+      const t = await b.call('get_thread', { threadId: id, bodies: 'none' });
+      const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
+      expect(labels).toContain('INBOX');
+    }
+    const records = readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((x) => x['kind'] === 'move' && (x['ids'] as string[]).some((i) => ids.includes(i)));
+    expect(records.some((x) => x['outcome'] === 'moved')).toBe(false);
+    expect(records.filter((x) => x['outcome'] === 'failed')).toHaveLength(ids.length);
+  });
+});
