@@ -102,6 +102,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     untrashThread: (threadId: string, signal?: AbortSignal): Promise<void> =>
       write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal)),
   };
+  if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);
   addFilterAndDraftWrites(out, inner, write);
   return out;
 }

@@ -151,6 +151,13 @@ export interface Mailbox {
   /** Saves a draft for a human to review and send; mailwarden itself never sends it. */
   createDraft?(input: DraftInput, signal?: AbortSignal): Promise<DraftRef>;
 
+  /**
+   * The To and Cc addresses of the mail sent in the last `days` days, newest first, as cheaply as
+   * the provider can say (IMAP: one SEARCH and one header FETCH in Sent). Optional: without it the
+   * write policy reads Sent threads through searchMessages and getThread.
+   */
+  sentRecipients?(days: number, signal?: AbortSignal): Promise<string[]>;
+
   usage(): Usage;
   close(): Promise<void>;
 }

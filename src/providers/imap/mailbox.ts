@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ImapFlow } from 'imapflow';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
+import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
+import { parseRawMessage } from '../../mail/mime.js';
 import { parseQuery, substituteMe } from '../../mail/query.js';
 import type { QueryNode } from '../../mail/query.js';
 import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
@@ -30,6 +32,7 @@ import {
   readCopy,
   searchUids,
   toMailMessage,
+  uidSet,
 } from './reader.js';
 import type { ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
@@ -646,6 +649,29 @@ export class ImapMailbox implements Mailbox {
         );
       await client.mailboxDelete(f.path);
       this.model = undefined;
+    }, signal);
+  }
+
+  /** EXAMINE Sent, one UID SEARCH SINCE, one FETCH of To and Cc: three commands. */
+  async sentRecipients(days: number, signal?: AbortSignal): Promise<string[]> {
+    return this.read(async (client, model) => {
+      const sent = model.folders.find((f) => f.role === 'sent');
+      if (sent === undefined) return [];
+      const box = await examine(client, sent.path);
+      if (box.exists === 0) return [];
+      // SINCE compares dates in the server's zone (RFC 3501 §6.4.4): one day more is safe.
+      const since = new Date(this.now() - (days + 1) * 86_400_000);
+      const uids = await searchUids(client, { since });
+      if (uids.length === 0) return [];
+      const rows = await client.fetchAll(uidSet(uids), { uid: true, headers: ['to', 'cc'] }, { uid: true });
+      const out: string[] = [];
+      for (const r of rows.sort((a, b) => b.uid - a.uid)) {
+        const { headers } = parseRawMessage(r.headers ?? Buffer.alloc(0));
+        for (const name of ['To', 'Cc'])
+          for (const v of headerValues(headers, name))
+            for (const a of parseAddressList(decodeWords(v))) if (a.address !== '') out.push(a.address);
+      }
+      return out;
     }, signal);
   }
 
