@@ -24,13 +24,15 @@ export interface Backend {
   imap?: ImapDemo;
   gmail?: Stack;
   /** Another server process on the same config dir (a second client, a cron job): same mailbox. */
-  another(): Promise<{ call: Backend['call']; close(): Promise<void> }>;
+  another(): Promise<{ call: Backend['call']; close(): Promise<void>; pid(): number | null }>;
   /** The config dir the server runs with. */
   configDir: string;
   close(): Promise<void>;
 }
 
-async function spawnClient(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
+async function spawnClient(
+  env: Record<string, string>,
+): Promise<{ client: Client; stderr: () => string; pid: () => number | null }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],
@@ -48,7 +50,7 @@ async function spawnClient(env: Record<string, string>): Promise<{ client: Clien
   } catch (e) {
     throw new Error(`server did not start: ${String(e)}\n${stderr}`);
   }
-  return { client, stderr: () => stderr };
+  return { client, stderr: () => stderr, pid: () => transport.pid };
 }
 
 function caller(client: Client): Backend['call'] {
@@ -64,8 +66,8 @@ function caller(client: Client): Backend['call'] {
 }
 
 async function anotherOn(env: Record<string, string>) {
-  const { client } = await spawnClient(env);
-  return { call: caller(client), close: () => client.close() };
+  const { client, pid } = await spawnClient(env);
+  return { call: caller(client), close: () => client.close().catch(() => undefined), pid };
 }
 
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };

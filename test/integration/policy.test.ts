@@ -221,3 +221,37 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('two writers racing 
     }
   }, 120_000);
 });
+
+describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('a server killed mid-write on %s', (kind) => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('SIGKILL between moves: the next process counts at least what left the inbox', async () => {
+    const ids = await singleInboxThreads(b, 40);
+    const victim = await b.another();
+    const pending = victim.call('archive', { threadIds: ids }).catch(() => undefined);
+    // Let the call get under way, then kill the process without a chance to finish.
+    await new Promise((r) => setTimeout(r, 150));
+    process.kill(victim.pid() as number, 'SIGKILL');
+    await pending;
+    await victim.close();
+    const gone = [];
+    for (const id of ids) {
+      const t = await b.call('get_thread', { threadId: id, bodies: 'none' });
+      const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
+      if (!labels.includes('INBOX')) gone.push(id);
+    }
+    // The next archive reports what is left today: the cap counted every move that happened
+    // (a pending line is written before each write), so no fresh 50 appear.
+    const [probe] = await singleInboxThreads(b, 1);
+    const r = await b.call('archive', { threadId: probe });
+    const left = (r.structured as unknown as Report).remainingToday;
+    expect(left).toBeDefined();
+    expect(50 - ((left ?? 50) + 1)).toBeGreaterThanOrEqual(gone.length);
+  }, 120_000);
+});
