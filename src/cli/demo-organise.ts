@@ -23,6 +23,8 @@ interface BulkOut {
   submitted: number;
   failed: number;
   chunks: Chunk[];
+  refused?: { messages: number; reasons: Array<{ rule: string; messages: number }> };
+  remainingToday?: number;
   undoPlan?: { groups: Array<{ add: string[]; remove: string[]; messageIds: string[] }> };
   usage: { requests: number; quotaUnits: number };
 }
@@ -73,6 +75,10 @@ export async function tourOrganise(client: LocalClient, sandbox: Sandbox, addres
   for (const c of write.chunks) console.log(`   chunk ${c.index + 1}: ${c.ids} ids, ${c.outcome}`);
   console.log(
     `   submitted ${write.submitted}, failed ${write.failed}; created ${write.createdLabels.map((l) => l.name).join(', ') || 'nothing'}; new matches left alone: ${write.newMatches ?? 0}`,
+  );
+  const kept = write.refused?.reasons.map((r) => `${r.messages} by ${r.rule}`).join(', ');
+  console.log(
+    `   write policy: ${kept === undefined ? 'every message allowed' : `refused ${kept} (left in INBOX)`}; agent moves left today: ${write.remainingToday ?? 'no cap'}`,
   );
   console.log(
     `   crossCheck of ${write.crossCheck?.predicates.join(' ') ?? '-'}: ${write.crossCheck?.contradicted ?? 0} contradicted by live labels (left unchanged)`,

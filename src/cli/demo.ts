@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectLocal } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import { OffsetClock } from '../mail/clock.js';
 import { call, show } from './demo-kit.js';
 import { tourJudge } from './demo-judge.js';
 import { tourOrganise } from './demo-organise.js';
+import { tourPolicy, writeDemoPolicy } from './demo-policy.js';
 import { tourSnooze } from './demo-snooze.js';
 import { digestTourStep, followUpsTourStep } from './demo-triage.js';
 import { unsubscribeTourStep } from './demo-unsubscribe.js';
@@ -26,12 +30,27 @@ interface ThreadOut {
 }
 
 export async function runDemo(): Promise<number> {
-  const built = await buildRuntime({ demo: true, env: { ...process.env, MAILWARDEN_TOOLS: 'read,manage' } });
+  // A config dir of the tour's own: its policy.json and action log never meet the user's (a
+  // second run the same day starts from a fresh cap, and the user's policy does not shape the tour).
+  const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-demo-'));
+  try {
+    return await tour(configDir);
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+async function tour(configDir: string): Promise<number> {
+  const built = await buildRuntime({
+    demo: true,
+    env: { ...process.env, MAILWARDEN_TOOLS: 'read,manage', MAILWARDEN_CONFIG_DIR: configDir },
+  });
   // The snooze step moves the server's clock forward to show a sweep; nothing else depends on it.
   const clock = new OffsetClock();
   built.runtime.clock = clock;
   const sandbox = built.sandbox;
   if (!sandbox) throw new Error('demo sandbox did not start');
+  const policy = { ...writeDemoPolicy(configDir, sandbox), path: join(configDir, 'policy.json') };
   const client = await connectLocal(built.runtime);
   try {
     console.log('mailwarden demo — the real tools, through an MCP client, on the embedded sandbox mailbox');
@@ -129,6 +148,7 @@ export async function runDemo(): Promise<number> {
     await digestTourStep(client, '5.');
     await followUpsTourStep(client, '6.');
     await unsubscribeTourStep(client, sandbox, '7.');
+    await tourPolicy(client, sandbox, '8.', policy);
 
     const self = `node ${process.argv[1] ?? 'dist/bundle/main.js'}`;
     console.log(`

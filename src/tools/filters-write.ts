@@ -142,6 +142,19 @@ export const createFilter = defineTool({
         'would move existing mail to Trash; create the filter without applyToExisting and trash existing mail with the trash tools',
       );
     }
+    if (args.applyToExisting && ctx.gate !== undefined) {
+      const moves =
+        p.labels.add.some((l) => l.id === 'SPAM') || p.labels.remove.some((l) => l.id === 'INBOX');
+      const rules = (await ctx.gate()).rules;
+      // Relabelling existing mail out of the inbox is a bulk move; it goes through the tool the
+      // write policy judges message by message, not around it.
+      if (moves && (rules.dailyMoveCap > 0 || rules.protectCorrespondents || rules.inboxOnlyMoves))
+        throw new MailError(
+          'forbidden_operation',
+          'applyToExisting would move existing mail out of the inbox, which the write policy judges message by message: move it with bulk_modify (or archive/move_to_spam), then create the filter without applyToExisting',
+          { retryable: false },
+        );
+    }
     if (p.labels.create.length === 0) {
       const addIds = p.labels.add.map((l) => l.id).sort();
       const removeIds = p.labels.remove.map((l) => l.id).sort();
@@ -171,7 +184,7 @@ export const createFilter = defineTool({
     const created: Label[] = [];
     const add = p.labels.add.map((l) => l.id);
     for (const name of p.labels.create) {
-      const made = await ensureLabel(ctx.mailbox, name, known, ctx.signal);
+      const made = await ensureLabel(ctx.mailbox, name, known, ctx.signal, ctx.gate);
       add.push(made.label.id);
       created.push(...made.created);
     }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import type { Label } from '../mail/types.js';
+import type { Gate } from '../policy/gate.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import { defineTool } from './define.js';
 import { forgetLabels } from './labels-cache.js';
@@ -104,19 +105,27 @@ export async function resolveChange(
   return { add: wanted, remove: removing, labels };
 }
 
+/** The write policy's judge, when the call has one (ToolContext.gate). */
+type GateOf = () => Promise<Gate>;
+
 /**
  * The label called `name`, created if missing, with any missing parents of a nested name
  * ("A/B/C" needs "A" and "A/B": Gmail shows a label as nested only under an existing parent).
  * `known` is updated with what was created. A 409 from a concurrent creator means it exists now.
+ * With a `gate`, a label allowedLabels does not list is refused before anything is created; the
+ * rule names the label asked for, so the parents an allowed nested label needs come with it.
  */
 export async function ensureLabel(
   mailbox: Mailbox,
   name: string,
   known: Label[],
   signal?: AbortSignal,
+  gate?: GateOf,
 ): Promise<{ label: Label; created: Label[] }> {
   const created: Label[] = [];
   const parts = name.split('/').map((p) => p.trim());
+  if (gate !== undefined && findByName(known, parts.join('/')) === undefined)
+    (await gate()).checkLabelCreate(parts.join('/'));
   let label: Label | undefined;
   for (const part of parts) {
     // Each level hangs under its parent as the parent is actually spelled ("work/x" → "Work/x"),
@@ -145,13 +154,22 @@ export interface AppliedChange {
   created: Label[];
 }
 
-/** Creates the labels a resolved change still lacks; call only once nothing else can refuse the write. */
+/**
+ * Creates the labels a resolved change still lacks; call only once nothing else can refuse the
+ * write. With a `gate`, every name is checked against allowedLabels before the first is created.
+ */
 export async function materialize(
   mailbox: Mailbox,
   resolved: ResolvedChange,
   signal?: AbortSignal,
+  gate?: GateOf,
 ): Promise<AppliedChange> {
   const known = [...resolved.labels];
+  const creating = resolved.add.flatMap((w) => (w.kind === 'create' ? [w.name] : []));
+  if (gate !== undefined && creating.length > 0) {
+    const g = await gate();
+    for (const name of creating) g.checkLabelCreate(name);
+  }
   const add: Label[] = [];
   const created: Label[] = [];
   for (const w of resolved.add) {
@@ -159,7 +177,7 @@ export async function materialize(
       add.push(w.label);
       continue;
     }
-    const made = await ensureLabel(mailbox, w.name, known, signal);
+    const made = await ensureLabel(mailbox, w.name, known, signal, gate);
     add.push(made.label);
     created.push(...made.created);
   }
@@ -224,7 +242,7 @@ export const createLabel = defineTool({
     }
     const made = existing
       ? { label: existing, created: [] }
-      : await ensureLabel(ctx.mailbox, name, known, ctx.signal);
+      : await ensureLabel(ctx.mailbox, name, known, ctx.signal, ctx.gate);
     let label = made.label;
     const same =
       label.color?.backgroundColor.toLowerCase() === wantColor?.backgroundColor &&

@@ -4,6 +4,7 @@ import { isMailError } from '../mail/errors.js';
 import type { LabelChange, Mailbox } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
 import { defineTool, readConcurrency } from './define.js';
+import { checkAppliedLabels } from './bulk/policy.js';
 import { guardedPerThread, refusedSchema } from './guarded.js';
 import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
@@ -119,7 +120,9 @@ export const modifyLabels = defineTool({
   async handle(ctx, args) {
     const ids = threadList(args);
     const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
-    const applied = await materialize(ctx.mailbox, resolved, ctx.signal);
+    // allowedLabels holds for the labels a move applies too, and before any label is created.
+    if (ctx.gate !== undefined) await checkAppliedLabels(await ctx.gate(), resolved, 'modify_labels');
+    const applied = await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
     const change: LabelChange = {
       add: applied.add.map((l) => l.id),
       remove: applied.remove.map((l) => l.id),

@@ -20,6 +20,12 @@ describe('mailwarden demo', () => {
     expect(r.out).toContain('[quoted history removed]');
     expect(r.out).toMatch(/\+ [0-9a-f]{16} \[INBOX, UNREAD/);
     expect(r.out).toContain('--demo');
+    // The tour's own policy.json (a temp config dir): a protected correspondent stays, the cap
+    // refuses the threads beyond what is left, and a restore still works.
+    expect(r.out).toContain('refused (forbidden_operation) by the rule protected-correspondent:');
+    expect(r.out).toMatch(/asked to archive 5 newsletter threads with 3 left:\n {3}moved 3: /);
+    expect(r.out).toMatch(/refused 2 by the rule daily-cap: /);
+    expect(r.out).toContain('restored 3 of 3 with 0 moves left');
   });
 });
 

@@ -255,3 +255,29 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('a server killed mid
     expect(50 - ((left ?? 50) + 1)).toBeGreaterThanOrEqual(gone.length);
   }, 120_000);
 });
+
+describe('create_filter under the guarded defaults (Gmail sandbox)', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('gmail', { policy: null, env: { MAILWARDEN_TOOLS: 'read,manage,filters' } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('applyToExisting that would move mail out of the inbox is refused, and nothing is written', async () => {
+    const before = await b.call('list_filters');
+    const r = await b.call('create_filter', {
+      criteria: { from: 'news.morningledger.example' },
+      removeLabels: ['INBOX'],
+      applyToExisting: true,
+    });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/forbidden_operation/);
+    expect(r.text).toMatch(/bulk_modify/);
+    const after = await b.call('list_filters');
+    expect(after.structured['filters']).toEqual(before.structured['filters']);
+    const inbox = await b.call('search', { query: 'in:inbox from:news.morningledger.example' });
+    expect((inbox.structured['threads'] as unknown[]).length).toBeGreaterThan(0);
+  });
+});

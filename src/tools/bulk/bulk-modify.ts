@@ -13,6 +13,14 @@ import { mailReaders } from '../lazy.js';
 import { usage } from '../search.js';
 import { chunkReport, runChunks } from './chunks.js';
 import { listMessages } from './listing.js';
+import {
+  bulkMoveOut,
+  bulkRefusedSchema,
+  checkAppliedLabels,
+  policyChunks,
+  preflightMove,
+  refusedEverything,
+} from './policy.js';
 import { checkPreview, consumePreview, issuePreview } from './preview-tokens.js';
 import { preWriteReads } from './reads.js';
 import { undoPlanSchema } from './undo.js';
@@ -74,7 +82,7 @@ export const bulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged. undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word.",
+    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged. undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word. A move out of the inbox (remove INBOX, add SPAM or TRASH) passes the write policy: refused before writing when it would exceed the agent moves left today (remainingToday), then judged message by message (refused: the ones it kept, with the rule and why); labels added must be in allowedLabels.",
   input: z.strictObject({
     query: z
       .string()
@@ -141,6 +149,11 @@ export const bulkModify = defineTool({
     chunks: z.array(chunkReport),
     verified: verifiedSchema.optional(),
     undoPlan: undoPlanSchema.optional(),
+    refused: bulkRefusedSchema.optional(),
+    remainingToday: z
+      .number()
+      .optional()
+      .describe('agent moves out of the inbox left today under the daily cap (a move out only)'),
     usage,
   }),
   async handle(ctx, args) {
@@ -205,6 +218,10 @@ export const bulkModify = defineTool({
       ...(args.undo && !args.dryRun ? { changedWhileReading: reads.changedWhileReading.length } : {}),
       toWrite: targetIds.length,
     };
+    // A move out of the inbox is held to the write policy; a label it applies, whatever the move.
+    const move = bulkMoveOut(resolved);
+    const gate = ctx.gate === undefined ? undefined : await ctx.gate();
+    if (gate !== undefined) await checkAppliedLabels(gate, resolved, 'bulk_modify');
     const usageNow = () => {
       const after = ctx.mailbox.usage();
       return { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits };
@@ -212,7 +229,9 @@ export const bulkModify = defineTool({
 
     if (args.dryRun) {
       const issued = issuePreview(scope, targetIds, ctx.clock.now());
+      const left = gate !== undefined && move !== undefined ? await gate.remaining() : null;
       return {
+        ...(left === null ? {} : { remainingToday: left }),
         ...common,
         change: {
           add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [ref(w.label)] : [])),
@@ -233,18 +252,27 @@ export const bulkModify = defineTool({
     }
 
     // A large change asks the human first (MAILWARDEN_CONFIRM), before the pin is spent and
-    // before the first write: with 2026-07-28 the whole call re-runs after the answer.
-    const confirmation =
+    // before the first write: with 2026-07-28 the whole call re-runs after the answer. A move out
+    // over the day's remainder is refused before that, unless the human may lift the cap: then
+    // the one question asks for both.
+    const large =
       targetIds.length > CONFIRM_OVER
-        ? await confirmChange(ctx, {
+        ? {
             message: `Change labels on ${targetIds.length} messages in ${ctx.mailbox.account}?`,
             details: {
               Query: query,
               Add: args.add.join(', ') || '(nothing)',
               Remove: args.remove.join(', ') || '(nothing)',
             },
-          })
-        : 'not_required';
+          }
+        : undefined;
+    const held =
+      gate !== undefined && move !== undefined && targetIds.length > 0
+        ? await preflightMove(ctx, gate, 'bulk_modify', targetIds.length, large)
+        : undefined;
+    const confirmation =
+      held?.confirmation ??
+      (large !== undefined ? await confirmChange(ctx, large) : ('not_required' as const));
     if (args.previewToken !== undefined) consumePreview(args.previewToken);
     // No label is created for a write that has nothing to write to.
     const applied =
@@ -254,7 +282,7 @@ export const bulkModify = defineTool({
             remove: resolved.remove,
             created: [],
           }
-        : await materialize(ctx.mailbox, resolved, ctx.signal);
+        : await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
     const change: LabelChange = {
       add: applied.add.map((l) => l.id),
       remove: applied.remove.map((l) => l.id),
@@ -270,7 +298,21 @@ export const bulkModify = defineTool({
           labelNames: new Map([...applied.add, ...applied.remove].map((l) => [l.id, l.name])),
         })
       : undefined;
-    const run = await runChunks(ctx, targetIds.length === 0 ? [] : [{ ids: targetIds, change }]);
+    const policed =
+      gate !== undefined && move !== undefined
+        ? policyChunks(ctx, gate, 'bulk_modify', reads.target, held?.capLifted ?? false)
+        : undefined;
+    const run = await runChunks(
+      ctx,
+      targetIds.length === 0 ? [] : [{ ids: targetIds, change }],
+      policed?.guard,
+    );
+    const refused = policed?.refused();
+    const remainingToday =
+      policed === undefined || gate === undefined
+        ? null
+        : (policed.remainingToday() ?? (await gate.remaining()));
+    if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);
     if (plan !== undefined) plan = restrictPlan(plan, run.sent);
     const verified = !args.verify
       ? undefined
@@ -296,6 +338,8 @@ export const bulkModify = defineTool({
       chunks: run.chunks,
       ...(verified === undefined ? {} : { verified }),
       ...(plan === undefined ? {} : { undoPlan: plan }),
+      ...(refused === undefined ? {} : { refused }),
+      ...(remainingToday === null ? {} : { remainingToday }),
       confirmation,
       usage: usageNow(),
     };

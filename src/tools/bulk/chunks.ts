@@ -15,8 +15,29 @@ export interface WriteJob {
 export interface ChunkReport {
   index: number;
   ids: number;
-  outcome: 'ok' | 'failed' | 'notAttempted';
+  outcome: 'ok' | 'failed' | 'notAttempted' | 'refused';
   error?: { code: string; message: string };
+  /** Ids the write policy refused (never sent). */
+  refused?: number;
+  /** Ids whose live state could not be read for the policy, so they were not judged and not sent. */
+  unjudged?: number;
+}
+
+/**
+ * Judges one chunk's ids and hands the ones it allows to `write` (at most once, maybe with none).
+ * `write` throws what the provider threw, after recording it in the chunk's report.
+ */
+export type ChunkGuard = (
+  ids: string[],
+  change: LabelChange,
+  write: (allowed: string[]) => Promise<void>,
+) => Promise<ChunkJudged>;
+
+export interface ChunkJudged {
+  refused: number;
+  unjudged: number;
+  /** Why some ids could not be judged (the first read error). */
+  readError?: { code: string; message: string };
 }
 
 export interface ChunkRun {
@@ -36,8 +57,15 @@ export interface ChunkRun {
 export const chunkReport = z.object({
   index: z.number(),
   ids: z.number(),
-  outcome: z.enum(['ok', 'failed', 'notAttempted']),
+  outcome: z
+    .enum(['ok', 'failed', 'notAttempted', 'refused'])
+    .describe('refused: the write policy refused every id of the chunk, so nothing was sent'),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  refused: z.number().optional().describe('ids the write policy refused (never sent)'),
+  unjudged: z
+    .number()
+    .optional()
+    .describe('ids whose live labels or sender could not be read for the policy; left unchanged'),
 });
 
 /**
@@ -47,7 +75,11 @@ export const chunkReport = z.object({
  * a chunk is never abandoned mid-request (the signal is not passed to the write, since a request
  * already sent may still land and its outcome must be known).
  */
-export async function runChunks(ctx: ToolContext, jobs: readonly WriteJob[]): Promise<ChunkRun> {
+export async function runChunks(
+  ctx: ToolContext,
+  jobs: readonly WriteJob[],
+  guard?: ChunkGuard,
+): Promise<ChunkRun> {
   const planned = jobs.flatMap((job) =>
     chunk(job.ids, BATCH_LIMIT).map((ids) => ({ ids, change: job.change })),
   );
@@ -67,20 +99,51 @@ export async function runChunks(ctx: ToolContext, jobs: readonly WriteJob[]): Pr
       run.notAttempted += job.ids.length;
       continue;
     }
-    for (const id of job.ids) run.sent.add(id);
-    let report: ChunkReport;
+    let written = 0;
+    let error: ChunkReport['error'];
+    const write = async (ids: string[]): Promise<void> => {
+      if (ids.length === 0) return;
+      for (const id of ids) run.sent.add(id);
+      written += ids.length;
+      try {
+        await ctx.mailbox.modifyMessages(ids, job.change);
+        run.submitted += ids.length;
+        run.accepted.push(...ids);
+      } catch (e) {
+        error = errorOf(e);
+        run.failed += ids.length;
+        throw e;
+      }
+    };
+    let judged: ChunkJudged = { refused: 0, unjudged: 0 };
     try {
-      await ctx.mailbox.modifyMessages(job.ids, job.change);
-      report = { index, ids: job.ids.length, outcome: 'ok' };
-      run.submitted += job.ids.length;
-      run.accepted.push(...job.ids);
+      if (guard === undefined) await write(job.ids);
+      else judged = await guard(job.ids, job.change, write);
     } catch (e) {
-      const error = isMailError(e)
-        ? { code: e.code, message: e.message }
-        : { code: 'internal_error', message: String(e) };
-      report = { index, ids: job.ids.length, outcome: 'failed', error };
-      run.failed += job.ids.length;
+      // The provider's error is recorded by write(); anything else (the policy's lock or log)
+      // failed the chunk before or after its write, and what was not written counts as failed.
+      if (error === undefined) {
+        error = errorOf(e);
+        run.failed += job.ids.length - written - judged.refused - judged.unjudged;
+      }
     }
+    // Ids that could not be judged were not sent: failed (with the read's error when nothing was
+    // sent), not refused. A chunk with nothing sent and nothing failed is one the policy refused.
+    run.failed += judged.unjudged;
+    if (error === undefined && written === 0 && judged.unjudged > 0) error = judged.readError;
+    const outcome: ChunkReport['outcome'] =
+      error !== undefined || (written === 0 && judged.unjudged > 0)
+        ? 'failed'
+        : written === 0 && judged.refused > 0
+          ? 'refused'
+          : 'ok';
+    const report: ChunkReport = {
+      index,
+      ids: job.ids.length,
+      outcome,
+      ...(error === undefined ? {} : { error }),
+      ...(guard === undefined ? {} : { refused: judged.refused, unjudged: judged.unjudged }),
+    };
     run.chunks.push(report);
     // A client that went away cannot be told; that must not stop the remaining chunks.
     await ctx
@@ -96,4 +159,10 @@ export async function runChunks(ctx: ToolContext, jobs: readonly WriteJob[]): Pr
   // A short pause lets the last one travel alone; 20 ms against seconds of batchModify calls.
   if (planned.length > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_FLUSH_MS));
   return run;
+}
+
+function errorOf(e: unknown): { code: string; message: string } {
+  return isMailError(e)
+    ? { code: e.code, message: e.message }
+    : { code: 'internal_error', message: String(e) };
 }

@@ -3,6 +3,7 @@ import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
 import { defineTool } from '../define.js';
 import { usage } from '../search.js';
 import { chunkReport, runChunks } from './chunks.js';
+import { bulkRefusedSchema, moveOf, policyChunks, preflightMove, refusedEverything } from './policy.js';
 
 const gmailId = (what: string) =>
   z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, `a Gmail ${what} id (letters, digits, "-" and "_")`);
@@ -47,6 +48,11 @@ export const undoBulkModify = defineTool({
     notAttempted: z.number(),
     cancelled: z.boolean(),
     chunks: z.array(chunkReport),
+    refused: bulkRefusedSchema.optional(),
+    remainingToday: z
+      .number()
+      .optional()
+      .describe('agent moves out of the inbox left today under the daily cap (a plan that moves mail out)'),
     usage,
   }),
   async handle(ctx, args) {
@@ -54,10 +60,29 @@ export const undoBulkModify = defineTool({
     const { plan } = args;
     const labels = await ctx.mailbox.listLabels(ctx.signal);
     checkUndoPlan(plan, ctx.mailbox.account, new Set(labels.map((l) => l.id)));
+    // A plan is the model's input like any other: one that takes mail out of the inbox (the undo
+    // of a restore) is held to the write policy as bulk_modify's moves are.
+    const moving = plan.groups
+      .filter((g) => moveOf(g) !== undefined)
+      .reduce((n, g) => n + g.messageIds.length, 0);
+    const gate = ctx.gate !== undefined && moving > 0 ? await ctx.gate() : undefined;
+    const held =
+      gate === undefined ? undefined : await preflightMove(ctx, gate, 'undo_bulk_modify', moving, undefined);
+    const policed =
+      gate === undefined
+        ? undefined
+        : policyChunks(ctx, gate, 'undo_bulk_modify', [], held?.capLifted ?? false);
     const run = await runChunks(
       ctx,
       plan.groups.map((g) => ({ ids: g.messageIds, change: { add: g.add, remove: g.remove } })),
+      policed?.guard,
     );
+    const refused = policed?.refused();
+    if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);
+    const remainingToday =
+      gate === undefined || policed === undefined
+        ? null
+        : (policed.remainingToday() ?? (await gate.remaining()));
     const after = ctx.mailbox.usage();
     return {
       account: plan.account,
@@ -68,6 +93,8 @@ export const undoBulkModify = defineTool({
       notAttempted: run.notAttempted,
       cancelled: run.cancelled,
       chunks: run.chunks,
+      ...(refused === undefined ? {} : { refused }),
+      ...(remainingToday === null ? {} : { remainingToday }),
       usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
     };
   },

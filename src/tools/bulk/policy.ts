@@ -1,0 +1,295 @@
+import { z } from 'zod';
+import { mapBounded } from '../../mail/async.js';
+import { MailError, isMailError } from '../../mail/errors.js';
+import { headerValue, parseAddressList } from '../../mail/headers.js';
+import type { MailMessage, MessageRef } from '../../mail/types.js';
+import type { Gate, GateItem, PerItemOutcome } from '../../policy/gate.js';
+import type { LabelChange } from '../../providers/mailbox.js';
+import type { ResolvedChange } from '../labels.js';
+import type { ToolContext } from '../define.js';
+import { confirmChange, readConcurrency } from '../define.js';
+import type { ChunkGuard, ChunkJudged } from './chunks.js';
+import { ID_SAMPLE } from './verify.js';
+
+/*
+ * bulk_modify through the write policy (src/policy/gate.ts). A bulk move out of the inbox is
+ * held to the day's remainder before anything is written, and then each chunk goes through the
+ * gate with one item per message, so the cap counts exactly the messages that were sent and every
+ * message gets its line in the action log. The per-message rules (inbox-only, protected
+ * correspondents) need live labels and a From: a chunk's threads are read as metadata then, and
+ * only then, since a policy with both rules off judges nothing per message.
+ */
+
+/** Thread reads in flight while a chunk is judged (Gmail: 10 units each; IMAP batches them). */
+const READS = 8;
+
+/** Labels that say where a message is; a change that adds them is a move, not a label. */
+const LOCATIONS: ReadonlySet<string> = new Set(['INBOX', 'SPAM', 'TRASH']);
+
+export type BulkMove = 'archive' | 'spam' | 'trash';
+
+/** The move out of the inbox a change of label ids makes, the way modify.ts judges a thread change. */
+export function moveOf(change: LabelChange): BulkMove | undefined {
+  if (change.add.includes('TRASH')) return 'trash';
+  if (change.add.includes('SPAM')) return 'spam';
+  if (change.remove.includes('INBOX')) return 'archive';
+  return undefined;
+}
+
+/** The same for a change not yet materialised (labels to create cannot be system labels). */
+export function bulkMoveOut(resolved: ResolvedChange): BulkMove | undefined {
+  return moveOf({
+    add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
+    remove: resolved.remove.map((l) => l.id),
+  });
+}
+
+export const bulkRefusedSchema = z
+  .object({
+    messages: z.number(),
+    reasons: z.array(
+      z.object({
+        rule: z.string(),
+        reason: z.string(),
+        messages: z.number(),
+        messageIds: z.array(z.string()).describe(`first ${ID_SAMPLE}`),
+      }),
+    ),
+  })
+  .describe('refused by the write policy (README "What the server enforces"), never sent');
+
+export type BulkRefused = z.infer<typeof bulkRefusedSchema>;
+
+/** A bulk call is an error only when nothing changed, as for threads (guarded.ts). */
+export function refusedEverything(refused: BulkRefused): MailError {
+  return new MailError(
+    'forbidden_operation',
+    `nothing was changed: the write policy refused every message — ${refused.reasons.map((r) => `${r.rule}: ${r.reason}`).join('; ')}`,
+    { retryable: false },
+  );
+}
+
+/**
+ * The labels a change applies must be in allowedLabels (a move's own labels are judged as the
+ * move), whether or not the change also moves mail. Judged once for the call, before any label
+ * is created: the rule does not depend on the message. Throws
+ * forbidden_operation with the policy's reason; nothing is written or created.
+ */
+export async function checkAppliedLabels(gate: Gate, resolved: ResolvedChange, tool: string): Promise<void> {
+  const names = resolved.add.flatMap((w) =>
+    w.kind === 'create' ? [w.name] : LOCATIONS.has(w.label.id) ? [] : [w.label.name],
+  );
+  if (names.length === 0) return;
+  const call: GateItem = {
+    id: tool,
+    kind: 'message',
+    messageCount: 1,
+    sender: undefined,
+    senderHeader: '',
+    labelIds: [],
+  };
+  const [v] = await gate.judge([call], { tool, action: 'label', actor: 'agent', addLabels: names });
+  if (v?.verdict === 'refused')
+    throw new MailError(
+      'forbidden_operation',
+      `nothing was changed: ${v.rule ?? 'policy'}: ${v.reason ?? ''}`,
+      {
+        retryable: false,
+      },
+    );
+}
+
+/**
+ * Holds a bulk move out to the day's remainder before anything is written or asked. Over it, a
+ * human may lift the cap for this one call (elicitation, where the policy allows); `alsoAsk`
+ * folds a confirmation the call asks anyway into the same question, since a call asks once.
+ * Returns whether the cap was lifted and the confirmation outcome, when one was asked.
+ */
+export async function preflightMove(
+  ctx: ToolContext,
+  gate: Gate,
+  tool: string,
+  count: number,
+  alsoAsk: { message: string; details: Record<string, string> } | undefined,
+): Promise<{ capLifted: boolean; confirmation?: 'confirmed' | 'not_required' | 'unavailable' }> {
+  const left = await gate.remaining();
+  if (left === null || count <= left || !gate.canLiftCap) {
+    await gate.preflightBulk(count);
+    return { capLifted: false };
+  }
+  const over = `The daily limit on moving mail out of the inbox has ${left} left today; this change would move ${count} messages. Allow it for this one call?`;
+  const ask = confirmChange(ctx, {
+    message: alsoAsk === undefined ? over : `${alsoAsk.message} ${over}`,
+    details: { ...alsoAsk?.details, tool, messages: count, leftToday: left },
+  });
+  // Asked only for the cap, a "no" leaves the cap standing and the refusal below says why; asked
+  // for the whole change too, a "no" is a "no" to the change.
+  const answer =
+    alsoAsk === undefined
+      ? await ask.catch((e: unknown) => {
+          if (isMailError(e) && (e.code === 'declined_by_user' || e.code === 'forbidden_operation'))
+            return 'declined' as const;
+          throw e;
+        })
+      : await ask;
+  const capLifted = answer === 'confirmed';
+  await gate.preflightBulk(count, { capLifted });
+  return { capLifted, ...(answer === 'declined' ? {} : { confirmation: answer }) };
+}
+
+/** One message as the policy sees it: its live labels and its own From. */
+function messageItem(m: MailMessage): GateItem {
+  const from = headerValue(m.headers, 'From') ?? '';
+  const sender = parseAddressList(from)[0]?.address;
+  const subject = headerValue(m.headers, 'Subject');
+  const messageId = headerValue(m.headers, 'Message-ID');
+  return {
+    id: m.id,
+    kind: 'message',
+    messageCount: 1,
+    sender: sender === undefined || sender === '' ? undefined : sender,
+    senderHeader: from,
+    ...(subject === undefined ? {} : { subject }),
+    ...(messageId === undefined ? {} : { messageId }),
+    labelIds: m.labelIds,
+  };
+}
+
+export interface PolicyChunks {
+  guard: ChunkGuard;
+  /** What the gate refused so far, grouped by rule and reason. */
+  refused(): BulkRefused | undefined;
+  /** Agent moves left today after the last chunk; undefined before one ran or with the cap off. */
+  remainingToday(): number | undefined;
+}
+
+/**
+ * The chunk guard for bulk writes: a chunk whose change moves mail out of the inbox has each of
+ * its messages judged and only the allowed ones written; any other chunk is written as it is.
+ * `refs` tell each message's thread; one not among them is looked up first (an undo plan has
+ * message ids only).
+ */
+export function policyChunks(
+  ctx: ToolContext,
+  gate: Gate,
+  tool: string,
+  refs: readonly MessageRef[],
+  capLifted: boolean,
+): PolicyChunks {
+  const threadOf = new Map(refs.map((r) => [r.id, r.threadId]));
+  const needReads = gate.rules.inboxOnlyMoves || gate.rules.protectCorrespondents;
+  const groups = new Map<string, { rule: string; reason: string; ids: string[] }>();
+  let refusedTotal = 0;
+  let remaining: number | undefined;
+
+  /** The chunk's messages with live labels and From, from one metadata read per thread. */
+  async function itemsOf(
+    ids: readonly string[],
+  ): Promise<{ items: GateItem[]; readError?: ChunkJudged['readError'] }> {
+    if (!needReads)
+      return {
+        items: ids.map((id) => ({
+          id,
+          kind: 'message',
+          messageCount: 1,
+          sender: undefined,
+          senderHeader: '',
+          labelIds: [],
+        })),
+      };
+    const found = new Map<string, MailMessage>();
+    let readError: ChunkJudged['readError'];
+    const failed = (e: unknown): void => {
+      readError ??= isMailError(e)
+        ? { code: e.code, message: e.message }
+        : { code: 'internal_error', message: String(e) };
+    };
+    const unknown = ids.filter((id) => !threadOf.has(id));
+    await mapBounded(unknown, readConcurrency(ctx.mailbox, READS), async (id) => {
+      try {
+        threadOf.set(id, (await ctx.mailbox.getMessageLabels(id, ctx.signal)).threadId);
+      } catch (e) {
+        failed(e);
+      }
+    });
+    const threads = [...new Set(ids.map((id) => threadOf.get(id) ?? ''))].filter((t) => t !== '');
+    await mapBounded(threads, readConcurrency(ctx.mailbox, READS), async (threadId) => {
+      try {
+        const t = await ctx.mailbox.getThread(threadId, {
+          format: 'metadata',
+          metadataHeaders: ['From', 'Subject', 'Message-ID'],
+          signal: ctx.signal,
+        });
+        for (const m of t.messages) found.set(m.id, m);
+      } catch (e) {
+        failed(e);
+      }
+    });
+    // A message missing from its thread now was deleted since the listing: nothing to judge.
+    const items = ids.flatMap((id) => {
+      const m = found.get(id);
+      return m === undefined ? [] : [messageItem(m)];
+    });
+    return { items, ...(readError === undefined ? {} : { readError }) };
+  }
+
+  const guard: ChunkGuard = async (ids, change, write) => {
+    const action = moveOf(change);
+    if (action === undefined) {
+      await write(ids);
+      return { refused: 0, unjudged: 0 };
+    }
+    const { items, readError } = await itemsOf(ids);
+    const run = await gate.run(
+      items,
+      { tool, action, actor: 'agent' },
+      async (allowed): Promise<PerItemOutcome[]> => {
+        try {
+          await write(allowed.map((i) => i.id));
+          return allowed.map((i) => ({ id: i.id, outcome: 'moved' }));
+        } catch (e) {
+          // As for threads (guarded.ts): a write whose answer was lost may have happened, and counts.
+          const unknown = isMailError(e) && e.code === 'network_error' && !e.retryable;
+          const error = String((e as Error).message ?? e);
+          return allowed.map((i) => ({ id: i.id, outcome: unknown ? 'unknown' : 'failed', error }));
+        }
+      },
+      { capLifted },
+    );
+    let refused = 0;
+    for (const r of run.results) {
+      if (r.outcome !== 'refused') continue;
+      refused++;
+      const rule = r.rule ?? 'policy';
+      const reason = r.reason ?? '';
+      const key = `${rule}\u0000${reason}`;
+      const g = groups.get(key) ?? { rule, reason, ids: [] };
+      g.ids.push(r.id);
+      groups.set(key, g);
+    }
+    refusedTotal += refused;
+    if (run.remainingToday !== null) remaining = run.remainingToday;
+    return {
+      refused,
+      unjudged: ids.length - items.length,
+      ...(readError === undefined ? {} : { readError }),
+    };
+  };
+
+  return {
+    guard,
+    refused: () =>
+      refusedTotal === 0
+        ? undefined
+        : {
+            messages: refusedTotal,
+            reasons: [...groups.values()].map((g) => ({
+              rule: g.rule,
+              reason: g.reason,
+              messages: g.ids.length,
+              messageIds: g.ids.slice(0, ID_SAMPLE),
+            })),
+          },
+    remainingToday: () => remaining,
+  };
+}
