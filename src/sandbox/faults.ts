@@ -64,6 +64,11 @@ export class FaultInjector {
     this.random = { probability, kinds: [...kinds], next: mulberry32(seed) };
   }
 
+  /** Scripted faults not yet taken (finite rules only): lets a test wait until one has fired. */
+  pending(): number {
+    return this.rules.reduce((n, r) => n + (Number.isFinite(r.times) ? r.times : 0), 0);
+  }
+
   clear(): void {
     this.rules = [];
     this.random = undefined;

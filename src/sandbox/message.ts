@@ -1,11 +1,11 @@
-import { extractBody, listAttachments, snippetOf } from '../mail/body.js';
-import { headerValue, headerValues } from '../mail/headers.js';
+import { snippetOf } from '../mail/body.js';
+import { headerValue } from '../mail/headers.js';
 import { parseRawMessage } from '../mail/mime.js';
-import type { MessageFacts } from '../mail/query.js';
+import { staticFactsOf } from '../mail/message-facts.js';
+import type { StaticFacts } from '../mail/message-facts.js';
 import type { Header, MimeNode } from '../mail/types.js';
 
-/** The label-independent part of a message's query facts; computed once per message. */
-export type StaticFacts = Omit<MessageFacts, 'labelIds' | 'labelNames'>;
+export type { StaticFacts } from '../mail/message-facts.js';
 
 /** Everything derived from a message's RFC 822 bytes, parsed once at seed/deliver time. */
 export interface ParsedMessage {
@@ -56,31 +56,13 @@ export function escapeSnippet(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
-function joined(headers: readonly Header[], name: string): string {
-  return headerValues(headers, name).join(', ');
-}
-
 export function parseMessage(source: string | Uint8Array, internalDate: number): ParsedMessage {
   const raw = rawBytes(source);
   const { headers, root } = parseRawMessage(raw);
   const attachmentParts = new Map<string, MimeNode>();
   collectAttachmentParts(root, attachmentParts);
-  const facts: StaticFacts = {
-    from: joined(headers, 'From'),
-    to: joined(headers, 'To'),
-    cc: joined(headers, 'Cc'),
-    bcc: joined(headers, 'Bcc'),
-    deliveredTo: joined(headers, 'Delivered-To'),
-    subject: headerValue(headers, 'Subject') ?? '',
-    bodyText: extractBody(root).text,
-    attachmentNames: listAttachments(root)
-      .map((a) => a.filename)
-      .filter((n) => n !== ''),
-    internalDate,
-    sizeEstimate: raw.byteLength,
-    rfc822MessageId: headerValue(headers, 'Message-ID') ?? '',
-    listId: headerValue(headers, 'List-Id') ?? '',
-  };
+  const facts = staticFactsOf(headers, root, internalDate, raw.byteLength);
+
   return {
     raw,
     headers,

@@ -1,5 +1,4 @@
-import { extractBody, listAttachments } from '../../mail/body.js';
-import { headerValue, headerValues } from '../../mail/headers.js';
+import { staticFactsOf } from '../../mail/message-facts.js';
 import type { MessageFacts, QueryNode } from '../../mail/query.js';
 import { evaluate } from '../../mail/query.js';
 import type { Header, MimeNode } from '../../mail/types.js';
@@ -23,35 +22,16 @@ export interface ImapMessageInput {
   labelNames: ReadonlyMap<string, string>;
 }
 
-function joined(headers: readonly Header[], name: string): string {
-  return headerValues(headers, name).join(', ');
-}
-
 /**
- * The facts evaluate() reads, derived exactly as the sandbox's Gmail simulation derives them
- * (src/sandbox/message.ts): decoded headers joined with ", ", the body text a reader sees, and
- * the names of parts a reader would call attachments. The same message then gets the same
- * answer from the local check as from the simulator, whichever provider it came through.
+ * The facts evaluate() reads, derived by the same function the sandbox's Gmail simulation uses
+ * (src/mail/message-facts.ts), so a message gets the same answer from the local check as from
+ * the simulator, whichever provider it came through.
  */
 export function imapMessageFacts(input: ImapMessageInput): MessageFacts {
-  const { headers, root } = input;
   return {
     labelIds: new Set(input.labelIds),
     labelNames: input.labelNames,
-    from: joined(headers, 'From'),
-    to: joined(headers, 'To'),
-    cc: joined(headers, 'Cc'),
-    bcc: joined(headers, 'Bcc'),
-    deliveredTo: joined(headers, 'Delivered-To'),
-    subject: headerValue(headers, 'Subject') ?? '',
-    bodyText: extractBody(root).text,
-    attachmentNames: listAttachments(root)
-      .map((a) => a.filename)
-      .filter((n) => n !== ''),
-    internalDate: input.internalDate,
-    sizeEstimate: input.size,
-    rfc822MessageId: headerValue(headers, 'Message-ID') ?? '',
-    listId: headerValue(headers, 'List-Id') ?? '',
+    ...staticFactsOf(input.headers, input.root, input.internalDate, input.size),
   };
 }
 
