@@ -1,17 +1,13 @@
 import { z } from 'zod';
-import { mapBounded } from '../mail/async.js';
-import { isMailError } from '../mail/errors.js';
-import type { LabelChange, Mailbox } from '../providers/mailbox.js';
-import type { AnyTool, ToolContext } from './define.js';
-import { defineTool, readConcurrency } from './define.js';
+import type { LabelChange } from '../providers/mailbox.js';
+import type { AnyTool } from './define.js';
+import { defineTool } from './define.js';
 import { checkAppliedLabels } from './bulk/policy.js';
 import { guardedPerThread, refusedSchema } from './guarded.js';
 import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
 import { usage } from './search.js';
 
-/** Threads changed at once: hides latency while staying far below Gmail's per-user rate. */
-const CONCURRENCY = 4;
 const MAX_THREADS = 100;
 
 const threadIdSchema = z
@@ -51,53 +47,6 @@ const report = {
   usage,
 };
 
-type Report = {
-  changed: Array<{ threadId: string; messages?: number }>;
-  failed: Array<{ threadId: string; code: string; message: string }>;
-  notAttempted: string[];
-  usage: { requests: number; quotaUnits: number };
-};
-
-/**
- * Runs one write per thread and reports each: changed, failed (with the error) or not attempted.
- * The write itself is not handed the cancellation signal: a request already sent may land, so
- * cancelling stops new threads between writes instead of leaving one in an unknown state.
- */
-export async function perThread(
-  ctx: ToolContext,
-  ids: string[],
-  write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
-): Promise<Report> {
-  const before = ctx.mailbox.usage();
-  const out: Report = { changed: [], failed: [], notAttempted: [], usage: { requests: 0, quotaUnits: 0 } };
-  const results = await mapBounded(ids, readConcurrency(ctx.mailbox, CONCURRENCY), async (threadId) => {
-    if (ctx.signal.aborted) return { threadId, kind: 'notAttempted' as const };
-    try {
-      const messages = await write(ctx.mailbox, threadId);
-      return { threadId, kind: 'changed' as const, messages };
-    } catch (e) {
-      const code = isMailError(e) ? e.code : 'internal_error';
-      const message = isMailError(e) ? e.message : String(e);
-      return { threadId, kind: 'failed' as const, code, message };
-    }
-  });
-  for (const r of results) {
-    if (r.kind === 'notAttempted') out.notAttempted.push(r.threadId);
-    else if (r.kind === 'failed') out.failed.push({ threadId: r.threadId, code: r.code, message: r.message });
-    else
-      out.changed.push({
-        threadId: r.threadId,
-        ...(r.messages === undefined ? {} : { messages: r.messages }),
-      });
-  }
-  const after = ctx.mailbox.usage();
-  out.usage = {
-    requests: after.requests - before.requests,
-    quotaUnits: after.quotaUnits - before.quotaUnits,
-  };
-  return out;
-}
-
 function threadList(args: { threadId?: string | undefined; threadIds?: string[] | undefined }): string[] {
   return [...new Set(args.threadId !== undefined ? [args.threadId] : (args.threadIds ?? []))];
 }
@@ -108,7 +57,7 @@ export const modifyLabels = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Add and remove labels (by name or id) on every message of one thread (threadId) or up to 100 (threadIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Reports each thread as changed, failed (with the error) or notAttempted (after cancellation).',
+    'Add and remove labels (by name or id) on every message of one thread (threadId) or up to 100 (threadIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Reports each thread as changed, refused by the write policy (with the rule), failed (with the error) or notAttempted (after cancellation).',
   input: z
     .strictObject({ ...targets, add: labelList.default([]), remove: labelList.default([]) })
     .superRefine(oneOfTargets),
@@ -166,7 +115,7 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
     title,
     tier: 'manage',
     access: 'write',
-    description: `${description} Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+    description: `${description} Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
     input: z.strictObject(targets).superRefine(oneOfTargets),
     output: z.object(report),
     handle: (ctx, args) =>
@@ -204,7 +153,7 @@ export const trash = defineTool({
   tier: 'manage',
   // Gmail empties the trash after 30 days, so this can lose mail if nobody untrashes it.
   access: 'destructive',
-  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
@@ -224,7 +173,7 @@ export const untrash = defineTool({
   title: 'Restore threads from trash',
   tier: 'manage',
   access: 'write',
-  description: `Take threads out of the trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  description: `Take threads out of the trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
@@ -251,7 +200,7 @@ export const restore = defineTool({
   title: 'Restore threads to the inbox',
   tier: 'manage',
   access: 'write',
-  description: `Bring threads back to the inbox from the archive, spam or trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, failed or notAttempted.`,
+  description: `Bring threads back to the inbox from the archive, spam or trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>

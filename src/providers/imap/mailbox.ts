@@ -453,11 +453,6 @@ export class ImapMailbox implements Mailbox {
     startHistoryId: string,
     options: { pageToken?: string; signal?: AbortSignal },
   ): Promise<HistoryPage> {
-    if (!this.session.capabilities().has('CONDSTORE') && this.session.capabilities().size > 0)
-      throw new MailError(
-        'unsupported',
-        `account "${this.account}": the IMAP server offers no CONDSTORE (RFC 7162), so what_changed cannot list changes; use search with newer_than: instead`,
-      );
     return this.read(async (client, model) => {
       if (!client.capabilities.has('CONDSTORE'))
         throw new MailError(
