@@ -4,7 +4,13 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 
-const benches = { foundation: 'run.mjs', bulk: 'bulk.mjs', triage: 'triage.mjs', imap: 'imap.mjs' };
+const benches = {
+  foundation: 'run.mjs',
+  bulk: 'bulk.mjs',
+  triage: 'triage.mjs',
+  imap: 'imap.mjs',
+  deadlines: 'deadlines.mjs',
+};
 const only = process.argv.slice(2);
 const out = {
   date: new Date().toISOString(),

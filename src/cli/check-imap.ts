@@ -22,7 +22,9 @@ function addCommand(account: string, s: ImapSettings): string {
   const security = { tls: '--tls', starttls: '--starttls', 'insecure-loopback': '--insecure-loopback' }[
     s.security
   ];
-  return `mailwarden accounts add ${account} --imap --host ${s.host} --port ${s.port} ${security} --user ${s.user}`;
+  // The pin goes along: re-adding the account without it would drop the trusted certificate.
+  const pin = s.pinSha256 === undefined ? '' : ` --pin-sha256 ${s.pinSha256}`;
+  return `mailwarden accounts add ${account} --imap --host ${s.host} --port ${s.port} ${security} --user ${s.user}${pin}`;
 }
 
 function trustItem(s: ImapSettings): CheckItem {
@@ -129,8 +131,9 @@ export async function collectImapChecks(
         ? {
             id: 'authserv',
             status: 'warn',
-            summary: 'no trusted authserv-id: Authentication-Results headers in this mailbox are not trusted',
-            fix: `Find the id your server writes first in Authentication-Results (e.g. "mx.example.com; dkim=pass …") and set it: ${addCommand(name, s)} --authserv-id ID`,
+            summary:
+              'no trusted authserv-id: sender authentication reads unchecked on every message of this mailbox',
+            fix: `Find the id your server writes first in the topmost Authentication-Results header of mail it received (e.g. "mx.example.com; dkim=pass …"; only that header is ever read) and set it: ${addCommand(name, s)} --authserv-id ID`,
           }
         : { id: 'authserv', status: 'ok', summary: `trusts Authentication-Results from "${s.authservId}"` },
     );

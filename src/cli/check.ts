@@ -7,7 +7,7 @@ import { googleTransport } from '../providers/gmail/transport.js';
 import { accountName, configDir, readToken, tokenPath } from '../store/config.js';
 import type { Env, OAuthClient, StoredToken } from '../store/config.js';
 import { scopesCoverTier } from '../policy/grants.js';
-import { readAccountEntry } from '../store/accounts.js';
+import { readAccountEntry, readAccounts } from '../store/accounts.js';
 import { readTokenMeta } from '../store/tokens.js';
 import type { TokenDeps, TokenMeta } from '../store/tokens.js';
 
@@ -123,12 +123,23 @@ function liveFix(code: string, message: string, ageDays: number | undefined): st
   return message;
 }
 
+/**
+ * --account, else MAILWARDEN_ACCOUNT, else the registry's default account (what a server without
+ * --account serves), else the implicit "default". A broken accounts.json is reported by the
+ * accounts check below, so here it only falls back.
+ */
+async function accountToCheck(env: Env, flag: string | undefined): Promise<string> {
+  if (flag !== undefined || (env['MAILWARDEN_ACCOUNT'] ?? '') !== '') return accountName(env, flag);
+  const list = await readAccounts(env).catch(() => []);
+  return (list.find((a) => a.default) ?? list[0])?.name ?? accountName(env);
+}
+
 export async function collectChecks(
   o: Omit<CheckOptions, 'json' | 'print'>,
 ): Promise<{ account: string; items: CheckItem[] }> {
   const { env } = o;
   const now = o.now ?? Date.now();
-  const account = accountName(env, o.account);
+  const account = await accountToCheck(env, o.account);
   const items: CheckItem[] = [];
   const skip = (id: CheckItem['id'], why: string): number => items.push({ id, status: 'skip', summary: why });
   try {

@@ -46,7 +46,10 @@ export function writeDemoPolicy(configDir: string, sandbox: Sandbox): { dailyMov
 /** The error envelope of a refused call: its code and message. */
 function refusal(text: string): { code: string; message: string } {
   try {
-    const e = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+    // The envelope itself, or (older servers) wrapped in {"error": …}.
+    type Envelope = { code?: string; message?: string };
+    const parsed = JSON.parse(text) as Envelope & { error?: Envelope };
+    const e = parsed.error ?? parsed;
     return { code: e?.code ?? 'error', message: e?.message ?? text };
   } catch {
     return { code: 'error', message: text };

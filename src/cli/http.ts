@@ -1,6 +1,7 @@
 import { parseAllowedClients, serveHttp } from '../mcp/http.js';
 import type { Env } from '../store/config.js';
 import { buildRuntime, stderrLogger, VERSION } from './runtime.js';
+import { startRuleSweeps } from './sweep-rules.js';
 
 export interface HttpCommand {
   demo: boolean;
@@ -12,6 +13,16 @@ export interface HttpCommand {
 
 const DEFAULT_PORT = 8787;
 const LOOPBACK_BIND = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/** A positive whole number from the environment, or undefined when unset. */
+function positiveInt(env: Env, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a whole number of 1 or more, not "${raw}"`);
+  return n;
+}
 
 function portOf(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_PORT;
@@ -42,6 +53,8 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h !== '');
+  const idleSeconds = positiveInt(env, 'MAILWARDEN_SESSION_IDLE_SECONDS');
+  const maxSessions = positiveInt(env, 'MAILWARDEN_MAX_SESSIONS');
   const clients = env['MAILWARDEN_ALLOWED_CLIENTS'];
   const allowedClients =
     clients === undefined || clients.trim() === '' ? undefined : parseAllowedClients(clients);
@@ -55,6 +68,8 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
       token: token === '' ? undefined : token,
       allowedHosts,
       allowedClients,
+      ...(idleSeconds === undefined ? {} : { sessionIdleMs: idleSeconds * 1000 }),
+      ...(maxSessions === undefined ? {} : { maxSessions }),
     });
   } catch (e) {
     await built.close();
@@ -68,14 +83,16 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
   if (built.sandbox) stderrLogger.info('serving the sandbox mailbox', { sandbox: built.sandbox.url });
   console.error(`mailwarden ${VERSION}: MCP over Streamable HTTP at ${server.url}`);
 
+  // policy.json's sender rules, at start and every sweepRulesEveryMinutes.
+  const ruleSweeps = startRuleSweeps(built.runtime);
   const open = server;
   let closing = false;
   const shutdown = (): void => {
     // A second signal means "now".
     if (closing) process.exit(1);
     closing = true;
-    void open
-      .close()
+    // A rule sweep under way ends first, so its moves get their outcome lines in the log.
+    void Promise.all([ruleSweeps.stop(), open.close()])
       .then(() => built.close())
       .then(
         () => process.exit(0),

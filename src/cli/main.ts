@@ -2,6 +2,7 @@
 import { serveOverStdio } from '../mcp/stdio.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import { isMailError } from '../mail/errors.js';
+import { debugOn, fullError } from './debug.js';
 import { buildRuntime, DEMO_ACCOUNT_ADDRESS, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
 
 const USAGE = `mailwarden ${VERSION} — an MCP server for your mailbox that never sends mail
@@ -13,9 +14,18 @@ Usage:
   mailwarden call TOOL '{json}' [--demo]         call one tool and print its structured result
   mailwarden sandbox [--port N]                  serve the Gmail simulator on 127.0.0.1 for other programs
   mailwarden sweep [--dry-run] [--account NAME]  return due snoozed threads to the inbox (for cron); JSON out
+  mailwarden sweep-rules [--dry-run] [--account NAME]
+                                                 apply policy.json's sender rules to the inbox now (for cron); JSON
+                                                 out; exit 0 ok, 1 something failed, 2 usage
+  mailwarden check-new-mail [--account NAME] [--topic-file FILE | --since-topic T]
+                                      gate for an agent on a timer: JSON out; exit 0 wake, 1 nothing new, 2 usage, 3 error
   mailwarden auth [--account NAME] [--force] [--no-browser]
                                                  sign in to Gmail in a browser and store the token (encrypted)
   mailwarden check [--account NAME] [--json]     check credentials, token, scopes and one live call; prints fixes
+                                                 (no --account: the registry's default account)
+  mailwarden import-reference [DIR] [--force]    copy the reference server's OAuth client and plaintext tokens
+                                                 (default DIR ~/.mailwarden) into this config, encrypted
+  --auth, --check, --sweep, --http               the same as the subcommands (the reference server's spelling)
   mailwarden http [--port N] [--demo] [--account NAME]
                                                  MCP over Streamable HTTP on 127.0.0.1:8787/mcp (also --http)
   mailwarden accounts [list | default NAME | remove NAME | add NAME [--alias A] [--tiers T]]
@@ -28,36 +38,112 @@ Usage:
   mailwarden --version | --help
 
 Environment: MAILWARDEN_TOOLS (tiers: read,manage,filters), MAILWARDEN_READONLY=1,
-MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR, MAILWARDEN_CREDENTIALS (OAuth client JSON),
+MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR (or MAILWARDEN_DIR), MAILWARDEN_CREDENTIALS (OAuth client JSON),
 MAILWARDEN_TOKEN_PASSPHRASE (encrypt tokens with a passphrase), MAILWARDEN_KEYSTORE=auto|off,
 MAILWARDEN_AUTH_TIMEOUT_MS, MAILWARDEN_AUTO_SWEEP=1 (sweep snoozed threads at
-start and hourly while serving), MAILWARDEN_NOW (testing aid: the clock starts at this ISO instant).
+start and hourly while serving), MAILWARDEN_NOW (testing aid: the clock starts at this ISO instant),
+MAILWARDEN_DEBUG=1 (full errors with stacks on stderr).
+Waits: MAILWARDEN_REQUEST_TIMEOUT_MS (per Gmail request, default 20000), MAILWARDEN_WRITE_TIMEOUT_MS
+(per write, default 30000), MAILWARDEN_RATE_LIMIT_MAX_WAIT_MS (the one wait a rate limit gets, default
+20000), MAILWARDEN_CALL_BUDGET_MS (per tool call, default 120000).
 HTTP: MAILWARDEN_TOKEN (required bearer), PORT, MAILWARDEN_HOST (default 127.0.0.1),
 MAILWARDEN_ALLOWED_HOSTS, MAILWARDEN_ALLOWED_CLIENTS (CIDRs), MAILWARDEN_ALLOW_NO_TOKEN=1.`;
 
 interface Parsed {
   command: string;
+  /** Named on the command line (not the implied `serve`). */
+  explicit: boolean;
   positional: string[];
   flags: Map<string, string | true>;
 }
 
+/** Flags that take a value (`--port 8787` or `--port=8787`). */
+const VALUE_FLAGS: ReadonlySet<string> = new Set(['port', 'account', 'profile', 'topic-file', 'since-topic']);
+
+/**
+ * The reference server's spellings of the subcommands, found in users' cron lines and client
+ * configs (`mailwarden --sweep`). Each means exactly its subcommand.
+ */
+const COMMAND_FLAGS: ReadonlySet<string> = new Set(['auth', 'check', 'sweep', 'http']);
+
+/** Per command: the flags it takes and how many positional arguments. */
+const COMMANDS: Readonly<Record<string, { flags: readonly string[]; positional: number }>> = {
+  serve: { flags: ['demo', 'account'], positional: 0 },
+  http: { flags: ['demo', 'account', 'port'], positional: 0 },
+  demo: { flags: ['imap', 'profile'], positional: 0 },
+  call: { flags: ['demo', 'account'], positional: 2 },
+  sandbox: { flags: ['port'], positional: 0 },
+  sweep: { flags: ['demo', 'dry-run', 'account'], positional: 0 },
+  'sweep-rules': { flags: ['demo', 'dry-run', 'account'], positional: 0 },
+  auth: { flags: ['account', 'force', 'no-browser'], positional: 0 },
+  check: { flags: ['account', 'json'], positional: 0 },
+  'check-new-mail': { flags: ['demo', 'account', 'topic-file', 'since-topic'], positional: 0 },
+  'import-reference': { flags: ['force'], positional: 1 },
+};
+/** Commands that parse their own argv (their flags take values of their own). */
+const OWN_PARSER: ReadonlySet<string> = new Set(['accounts', 'policy']);
+
+class UsageError extends Error {}
+
 function parseArgs(argv: string[]): Parsed {
   const positional: string[] = [];
   const flags = new Map<string, string | true>();
+  let aliased: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
-    if (a.startsWith('--')) {
-      const [k, v] = a.slice(2).split('=', 2) as [string, string | undefined];
-      const next = argv[i + 1];
+    if (a.startsWith('--') && a.length > 2) {
+      const eq = a.indexOf('=');
+      const k = eq === -1 ? a.slice(2) : a.slice(2, eq);
+      const v = eq === -1 ? undefined : a.slice(eq + 1);
+      if (COMMAND_FLAGS.has(k) && v === undefined && positional.length === 0) {
+        if (aliased !== undefined && aliased !== k)
+          throw new UsageError(`--${aliased} and --${k} are two commands`);
+        aliased = k;
+        continue;
+      }
       if (v !== undefined) flags.set(k, v);
-      else if ((k === 'port' || k === 'account') && next !== undefined) {
+      else if (VALUE_FLAGS.has(k)) {
+        const next = argv[i + 1];
+        if (next === undefined || next.startsWith('--')) throw new UsageError(`--${k} needs a value`);
         flags.set(k, next);
         i++;
       } else flags.set(k, true);
+    } else if (a.startsWith('-') && a !== '-' && positional.length === 0 && !/^-\d/.test(a)) {
+      if (a === '-h') flags.set('help', true);
+      else if (a === '-v' || a === '-V') flags.set('version', true);
+      else throw new UsageError(`unknown option "${a}"`);
     } else positional.push(a);
   }
-  const command = positional.shift() ?? 'serve';
-  return { command, positional, flags };
+  if (aliased !== undefined) {
+    // `mailwarden --http serve` or `mailwarden --sweep auth` would be two commands at once.
+    if (
+      positional.length > 0 &&
+      positional[0] !== aliased &&
+      !(aliased === 'http' && positional[0] === 'serve')
+    )
+      throw new UsageError(`--${aliased} and "${positional[0]}" are two commands`);
+    if (positional[0] === aliased || positional[0] === 'serve') positional.shift();
+    return { command: aliased, explicit: true, positional, flags };
+  }
+  const named = positional.shift();
+  return { command: named ?? 'serve', explicit: named !== undefined, positional, flags };
+}
+
+/** Unknown flags, or arguments a command does not take, are a usage error: nothing starts. */
+function checkArgs(p: Parsed): void {
+  if (OWN_PARSER.has(p.command)) return;
+  const spec = COMMANDS[p.command];
+  if (spec === undefined) throw new UsageError(`unknown command "${p.command}"`);
+  for (const [k] of p.flags) {
+    if (k === 'help' || k === 'version') continue;
+    if (!spec.flags.includes(k))
+      throw new UsageError(p.explicit ? `"${p.command}" does not take --${k}` : `unknown option --${k}`);
+    if (VALUE_FLAGS.has(k) && p.flags.get(k) === true) throw new UsageError(`--${k} needs a value`);
+    if (!VALUE_FLAGS.has(k) && p.flags.get(k) !== true) throw new UsageError(`--${k} takes no value`);
+  }
+  if (p.positional.length > spec.positional) {
+    throw new UsageError(`"${p.command}" does not take "${p.positional[spec.positional] ?? ''}"`);
+  }
 }
 
 function flagString(p: Parsed, name: string): string | undefined {
@@ -76,11 +162,17 @@ async function serve(p: Parsed): Promise<void> {
   // Loaded only when asked for, so a plain server's start-up does not pay for it.
   if (process.env['MAILWARDEN_AUTO_SWEEP'] === '1')
     (await import('./sweep.js')).startAutoSweep(built.runtime);
+  // policy.json's sender rules, at start and every sweepRulesEveryMinutes.
+  const ruleSweeps = (await import('./sweep-rules.js')).startRuleSweeps(built.runtime);
   let closing = false;
   const shutdown = () => {
     if (closing) return;
     closing = true;
-    void built.close().finally(() => process.exit(0));
+    // A rule sweep under way ends first, so its moves get their outcome lines in the log.
+    void ruleSweeps
+      .stop()
+      .then(() => built.close())
+      .finally(() => process.exit(0));
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
@@ -140,10 +232,19 @@ async function sandbox(p: Parsed): Promise<void> {
 }
 
 async function main(): Promise<number | undefined> {
-  const p = parseArgs(process.argv.slice(2));
-  if (p.flags.has('version')) return void console.log(VERSION);
-  if (p.flags.has('help') || p.command === 'help') return void console.log(USAGE);
-  if (p.flags.has('http') && p.command === 'serve') p.command = 'http';
+  let p: Parsed;
+  try {
+    p = parseArgs(process.argv.slice(2));
+    if (p.command === 'help') return void console.log(USAGE);
+    if (!OWN_PARSER.has(p.command) && p.flags.has('version')) return void console.log(VERSION);
+    if (!OWN_PARSER.has(p.command) && p.flags.has('help')) return void console.log(USAGE);
+    checkArgs(p);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    // Never a silently started server: a cron line with a typo must fail where someone sees it.
+    console.error(`mailwarden: ${e.message}\n\n${USAGE}`);
+    return 2;
+  }
   switch (p.command) {
     case 'serve':
       await serve(p);
@@ -212,6 +313,14 @@ async function main(): Promise<number | undefined> {
         ...(account ? { account } : {}),
       });
     }
+    case 'sweep-rules': {
+      const account = flagString(p, 'account');
+      return (await import('./sweep-rules.js')).sweepRulesCommand({
+        demo: p.flags.has('demo'),
+        dryRun: p.flags.has('dry-run'),
+        ...(account ? { account } : {}),
+      });
+    }
     case 'sweep': {
       const account = flagString(p, 'account');
       return (await import('./sweep.js')).sweepCommand({
@@ -220,8 +329,28 @@ async function main(): Promise<number | undefined> {
         ...(account ? { account } : {}),
       });
     }
+    case 'check-new-mail': {
+      const account = flagString(p, 'account');
+      const sinceTopic = flagString(p, 'since-topic');
+      const topicFile = flagString(p, 'topic-file');
+      return (await import('./check-new-mail.js')).checkNewMailCommand({
+        demo: p.flags.has('demo'),
+        ...(account ? { account } : {}),
+        ...(sinceTopic ? { sinceTopic } : {}),
+        ...(topicFile ? { topicFile } : {}),
+      });
+    }
+    case 'import-reference': {
+      const { importReference } = await import('./import-reference.js');
+      return importReference({
+        env: process.env,
+        force: p.flags.has('force'),
+        print: (line) => console.log(line),
+        ...(p.positional[0] === undefined ? {} : { dir: p.positional[0] }),
+      });
+    }
     default:
-      console.error(`unknown command "${p.command}"\n\n${USAGE}`);
+      console.error(`mailwarden: unknown command "${p.command}"\n\n${USAGE}`);
       return 2;
   }
 }
@@ -232,6 +361,9 @@ main().then(
   },
   (e: unknown) => {
     console.error(isMailError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
+    if (debugOn(process.env)) console.error(fullError(e));
+    // Something may already hold the event loop (the demo's sandbox, a listening socket): a
+    // failed start must end the process, not leave it waiting for nothing.
+    process.exit(1);
   },
 );

@@ -9,6 +9,7 @@ import type { Sandbox } from '../sandbox/index.js';
 import { accountName, configDir, readOAuthClient, readToken, tokenPath } from '../store/config.js';
 import { tiersGrantedAt } from '../store/tokens.js';
 import { ActionLog } from '../policy/action-log.js';
+import { inboxMarkStore } from '../store/inbox-mark.js';
 import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
@@ -21,6 +22,11 @@ import { ALL_TOOLS } from '../tools/index.js';
 import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
+import { limitsFromEnv } from './limits.js';
+import { debugOn } from './debug.js';
+import { errorChain } from '../mail/errors.js';
+import type { Limits } from './limits.js';
+import { withCallBudget } from '../tools/budget.js';
 
 /**
  * mailwarden's own package.json, found by walking up from this file: the same code runs from
@@ -82,8 +88,19 @@ export async function startDemoSandbox(port = 0): Promise<Sandbox> {
 /** The owner of the demo mailbox (kept here so serving does not load the corpus module). */
 export const DEMO_ACCOUNT_ADDRESS = 'you@mailwarden.example';
 
-function openDemoMailbox(sandbox: Sandbox, tiers: ReadonlySet<Tier>): Mailbox {
+/** The Gmail client's deadlines and rate-limit wait, from the limits read at start. */
+function gmailLimits(
+  limits: Limits,
+): Pick<ConstructorParameters<typeof GmailMailbox>[0], 'deadlines' | 'retry'> {
+  return {
+    deadlines: { readMs: limits.readMs, writeMs: limits.writeMs },
+    retry: { rateLimitMaxWaitMs: limits.rateLimitMaxWaitMs },
+  };
+}
+
+function openDemoMailbox(sandbox: Sandbox, tiers: ReadonlySet<Tier>, limits: Limits): Mailbox {
   return new GmailMailbox({
+    ...gmailLimits(limits),
     account: 'demo',
     credentials: { ...sandbox.oauthClient, refreshToken: sandbox.refreshTokenFor(DEMO_ACCOUNT_ADDRESS) },
     tiers,
@@ -118,6 +135,7 @@ async function openConfiguredMailbox(
   account: string,
   tiers: ReadonlySet<Tier>,
   clock: Clock,
+  limits: Limits,
 ): Promise<Mailbox> {
   const entry = findAccount(await readAccounts(env), account);
   if (entry?.provider === 'imap' && entry.imap !== undefined)
@@ -126,6 +144,7 @@ async function openConfiguredMailbox(
   // Tests and benchmarks point a real client at a sandbox started elsewhere; loopback only.
   const sandboxUrl = env['MAILWARDEN_SANDBOX_URL'];
   return new GmailMailbox({
+    ...gmailLimits(limits),
     account,
     credentials: {
       ...client,
@@ -142,10 +161,34 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const envTiers = tiersFromEnv(opts.env);
   const clock = clockFromEnv(opts.env);
   const log = opts.log ?? stderrLogger;
+  const limits = limitsFromEnv(opts.env);
   // A bad policy.json stops the server at start, naming the field (and again at each write),
   // before anything is started that would keep the process alive.
   await (await import('../policy/write-policy.js')).loadPolicy(opts.env);
+  // Every environment value is judged before anything starts that would keep the process alive
+  // (the demo's sandbox listens on a socket): a bad one ends the start at once.
+  const confirmMode = confirmModeFromEnv(opts.env);
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
+  try {
+    return await assemble(opts, { envTiers, clock, log, limits, confirmMode, sandbox });
+  } catch (e) {
+    await sandbox?.close();
+    throw e;
+  }
+}
+
+async function assemble(
+  opts: RuntimeOptions,
+  pre: {
+    envTiers: ReadonlySet<Tier>;
+    clock: Clock;
+    log: Logger;
+    limits: Limits;
+    confirmMode: ReturnType<typeof confirmModeFromEnv>;
+    sandbox: Sandbox | undefined;
+  },
+): Promise<BuiltRuntime> {
+  const { envTiers, clock, log, limits, confirmMode, sandbox } = pre;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
   // A tier the stored token was not granted is not listed (one small file read, no key needed).
   const granted = opts.demo
@@ -166,9 +209,15 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
     demo: sandbox ? { name: 'demo', address: DEMO_ACCOUNT_ADDRESS } : undefined,
     pinned: !sandbox && pinned ? account : undefined,
     open: (name, accountTiers) =>
-      sandbox
-        ? Promise.resolve(openDemoMailbox(sandbox, accountTiers))
-        : openConfiguredMailbox(opts.env, name, accountTiers, clock),
+      (sandbox
+        ? Promise.resolve(openDemoMailbox(sandbox, accountTiers, limits))
+        : openConfiguredMailbox(opts.env, name, accountTiers, clock, limits)
+      ).catch((e: unknown) => {
+        // The client gets the envelope; MAILWARDEN_DEBUG=1 puts the whole error on stderr.
+        if (debugOn(opts.env))
+          log.warn('opening the mailbox failed (MAILWARDEN_DEBUG)', { account: name, error: errorChain(e) });
+        throw e;
+      }),
   });
   const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
   // The demo's changes land in the sandbox, and are logged apart from a real account's.
@@ -177,10 +226,11 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   );
   const { policyService } = await import('../policy/service.js');
   const runtime: ServerRuntime = {
-    tools: ALL_TOOLS,
+    tools: withCallBudget(ALL_TOOLS, limits.callBudgetMs, { debug: debugOn(opts.env) }),
     policy: policyService(opts.env, actionLog, clock),
+    inboxMarks: inboxMarkStore(join(configDir(opts.env), opts.demo ? 'marks.demo' : 'marks')),
     // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
-    confirmMode: confirmModeFromEnv(opts.env),
+    confirmMode,
     accounts: routing,
     tiers,
     mailbox,

@@ -2,7 +2,9 @@ import { MailError, isMailError } from '../mail/errors.js';
 import type { ServerRuntime } from '../mcp/server.js';
 import { Fence } from '../mcp/untrusted.js';
 import { loggedMailbox } from '../policy/logged-mailbox.js';
+import type { Gate } from '../policy/gate.js';
 import type { ToolContext } from '../tools/define.js';
+import type { Tier } from '../policy/tiers.js';
 import { runSweep } from '../tools/snooze-sweep.js';
 import type { SweepReport } from '../tools/snooze-sweep.js';
 import { buildRuntime } from './runtime.js';
@@ -18,6 +20,43 @@ export interface SweepSummary {
   /** Every account swept and every batch landed. */
   ok: boolean;
   accounts: AccountSweep[];
+}
+
+/** The accounts this server serves, each with its tiers (one, when pinned or without accounts.json). */
+export async function servedAccounts(
+  runtime: ServerRuntime,
+): Promise<Array<{ name: string; tiers: ReadonlySet<Tier> }>> {
+  const routing = runtime.accounts;
+  return routing ? routing.all() : [{ name: (await runtime.mailbox()).account, tiers: runtime.tiers }];
+}
+
+/**
+ * A tool context for one account outside an MCP call (cron commands, the server's own timers):
+ * the same logged mailbox a tool call gets, so every write lands in the action log under
+ * `logAs`, and the same write policy (ctx.gate), so every move is judged as a tool's would be.
+ * No human channel: confirmations answer "unavailable".
+ */
+export async function contextOutsideCall(
+  runtime: ServerRuntime,
+  account: string,
+  options: { logAs: string; signal?: AbortSignal; tiers?: ReadonlySet<Tier> },
+): Promise<ToolContext> {
+  const routing = runtime.accounts;
+  const mailbox = routing ? await routing.mailboxFor(account) : await runtime.mailbox();
+  const policy = runtime.policy;
+  let gate: Promise<Gate> | undefined;
+  return {
+    mailbox: loggedMailbox(mailbox, runtime.actionLog, options.logAs),
+    clock: runtime.clock,
+    fence: new Fence(),
+    progress: () => Promise.resolve(),
+    signal: options.signal ?? new AbortController().signal,
+    log: runtime.log,
+    serverVersion: runtime.version,
+    ...(policy ? { gate: () => (gate ??= policy.gateFor(mailbox.account, mailbox)) } : {}),
+    ...(runtime.inboxMarks ? { inboxMarks: runtime.inboxMarks } : {}),
+    ...(options.tiers ? { tiers: options.tiers } : {}),
+  };
 }
 
 /**
@@ -36,26 +75,14 @@ export async function sweepOnce(
       'sweeping changes labels and needs the manage tier, which MAILWARDEN_READONLY / MAILWARDEN_TOOLS leave out',
     );
   }
-  const routing = runtime.accounts;
-  const accounts = routing
-    ? await routing.all()
-    : [{ name: (await runtime.mailbox()).account, tiers: runtime.tiers }];
+  const accounts = await servedAccounts(runtime);
   const out: AccountSweep[] = [];
   for (const a of accounts) {
     try {
       if (!options.dryRun && !a.tiers.has('manage')) {
         throw new MailError('forbidden_operation', `account "${a.name}" is not allowed the manage tier`);
       }
-      const mailbox = routing ? await routing.mailboxFor(a.name) : await runtime.mailbox();
-      const ctx: ToolContext = {
-        mailbox: loggedMailbox(mailbox, runtime.actionLog, options.logAs),
-        clock: runtime.clock,
-        fence: new Fence(),
-        progress: () => Promise.resolve(),
-        signal: options.signal ?? new AbortController().signal,
-        log: runtime.log,
-        serverVersion: runtime.version,
-      };
+      const ctx = await contextOutsideCall(runtime, a.name, options);
       out.push({ account: a.name, report: await runSweep(ctx, options.dryRun) });
     } catch (e) {
       // One account failing (a revoked token) must not keep the others' mail snoozed.

@@ -2,9 +2,12 @@
  * Sender authentication as the receiving server judged it, read from Authentication-Results
  * (RFC 8601). Only the report our own border MTA wrote is believed: RFC 8601 §5 has the MTA
  * that adds the header place it at the top, and §7.1 warns that any copy further down, even one
- * claiming our authserv-id, may have been written by the sender. So exactly one report is read —
- * the TOPMOST one whose authserv-id is the trusted id — and every other report is only counted.
- * Nothing here verifies a signature; mailwarden reports what the receiving server concluded.
+ * claiming our authserv-id, may have been written by the sender. So exactly one report can be
+ * read — the TOPMOST Authentication-Results of the message, and only when its authserv-id is the
+ * account's trusted id. A trusted id further down is never searched for: when the top report is
+ * another server's (mail imported, fetched over POP, or relayed), nothing was checked by ours.
+ * Every report not read is only counted. Nothing here verifies a signature; mailwarden reports
+ * what the receiving server concluded.
  */
 import { parseAddressList } from './headers.js';
 import { decodeDomain, domainOfAddress, isDomainName, relaxedAligned } from './domains.js';
@@ -25,7 +28,7 @@ export { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS };
 export type { DkimResult, DmarcResult, SpfResult };
 
 export interface Authentication {
-  /** No report by the trusted authserv-id: nothing was checked, which is never "passed". */
+  /** The top report is not the trusted authserv-id's (or there is none): nothing was checked, which is never "passed". */
   unchecked?: true;
   /** The trusted authserv-id whose report was read. */
   authservId?: string;
@@ -44,7 +47,7 @@ export interface Authentication {
   headerFrom?: string;
   /** The Return-Path's domain (absent for the null sender <>). */
   returnPath?: string;
-  /** Authentication-Results headers that were not read (other authserv-ids, or lower down). */
+  /** Authentication-Results headers that were not read (every one below the top, and the top one when it is not trusted). */
   otherReports: number;
 }
 
@@ -77,8 +80,10 @@ function tokenize(s: string): string[][] {
 const bare = (t: string | undefined): string => (t === undefined ? '' : t.startsWith('"') ? t.slice(1) : t);
 
 /**
- * RFC 8601 §2.2: `authserv-id [version] ; method[/version]=result [reason=…] [ptype.prop=value…]`.
- * Property names ("header . d" may carry CFWS around the dot) are joined and lower-cased.
+ * RFC 8601 §2.2: `authserv-id [CFWS authres-version] ; method[/version]=result [reason=…]
+ * [ptype.prop=value…]`, comments removed first. Property names ("header . d" may carry CFWS
+ * around the dot) are joined and lower-cased. `authservId` is "" when the head is not an id and
+ * an optional version 1 (RFC 8601 §2.2: a field of another version is not understood).
  */
 export function parseAuthResults(value: string): Report {
   const [head = [], ...resinfos] = tokenize(stripComments(value.replace(/\r?\n/g, ' ')));
@@ -104,7 +109,27 @@ export function parseAuthResults(value: string): Report {
     }
     results.push({ method, result, props });
   }
-  return { authservId: bare(head[0]).toLowerCase(), results };
+  const [id, version, ...junk] = head;
+  const wellFormedHead =
+    id !== undefined && junk.length === 0 && (version === undefined || /^0*1$/.test(version));
+  return { authservId: wellFormedHead ? bare(id).toLowerCase() : '', results };
+}
+
+/**
+ * An authserv-id as a domain name (RFC 8601 §2.5: it SHOULD be one): lower case, NFC, no root
+ * dot, A-labels as U-labels, so `MX.Google.COM.` is `mx.google.com`. An id that is not a domain
+ * name compares as itself, case-insensitively; "" never matches.
+ */
+export function normalizeAuthservId(id: string): string {
+  const t = id.trim().toLowerCase();
+  if (t === '') return '';
+  const d = decodeDomain(t).unicode;
+  return isDomainName(d) ? d : t;
+}
+
+/** Header fields named Authentication-Results (a parser may have kept "Authentication-Results :"). */
+export function authResultsFields(headers: readonly Header[]): string[] {
+  return headers.filter((h) => h.name.trim().toLowerCase() === 'authentication-results').map((h) => h.value);
 }
 
 function token<T extends string>(list: readonly T[], raw: string): T | 'unknown' {
@@ -148,19 +173,21 @@ function returnPathDomain(headers: readonly Header[]): string | undefined {
 }
 
 /**
- * Reads the message's authentication as `trustedAuthservId` reported it. Without a trusted id
- * (a provider that has none configured) or without its report, the answer is `unchecked`.
+ * Reads the message's authentication as `trustedAuthservId` reported it: the topmost
+ * Authentication-Results, when it is that id's. Without a trusted id (an account with none
+ * configured), or when the top report is anyone else's or unreadable, the answer is `unchecked`.
  */
 export function readAuthentication(headers: readonly Header[], trustedAuthservId?: string): Authentication {
   // Raw values, not RFC 2047-decoded: an encoded-word must not be able to add a ";" to a report.
-  const reports = headers
-    .filter((h) => h.name.toLowerCase() === 'authentication-results')
-    .map((h) => h.value);
+  const reports = authResultsFields(headers);
   const headerFrom = fromDomain(headers);
   const returnPath = returnPathDomain(headers);
-  const trusted = trustedAuthservId?.toLowerCase();
-  const parsed = trusted === undefined ? [] : reports.map(parseAuthResults);
-  const report = parsed.find((r) => r.authservId === trusted);
+  const trusted = trustedAuthservId === undefined ? '' : normalizeAuthservId(trustedAuthservId);
+  const top = trusted === '' || reports[0] === undefined ? undefined : parseAuthResults(reports[0]);
+  const report =
+    top !== undefined && top.authservId !== '' && normalizeAuthservId(top.authservId) === trusted
+      ? top
+      : undefined;
   const base: Authentication = { otherReports: reports.length - (report ? 1 : 0) };
   if (headerFrom !== undefined) base.headerFrom = headerFrom;
   if (returnPath !== undefined) base.returnPath = returnPath;

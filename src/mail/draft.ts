@@ -35,14 +35,28 @@ const HEADER_FORBIDDEN = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u2028\u2029]/
 const BODY_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 const HIDING = /[\u202A-\u202E\u2066-\u2069]|\uDB40[\uDC00-\uDC7F]/;
 
+/**
+ * The value a caller gave, quoted for an error message so they can see what was refused: the
+ * characters that were the problem are spelled out (\u{202e}), long values are cut.
+ */
+export function quoted(value: string): string {
+  const all = (re: RegExp) => new RegExp(re.source, 'g');
+  const cut = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  const spell = (c: string): string => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`;
+  return `"${cut.replace(all(HEADER_FORBIDDEN), spell).replace(all(HIDING), spell)}"`;
+}
+
 export function checkHeaderText(field: string, value: string): void {
   if (HEADER_FORBIDDEN.test(value)) {
-    throw invalidInput(field, 'must be one line: line breaks and control characters are not allowed');
+    throw invalidInput(
+      field,
+      `${quoted(value)} must be one line: line breaks and control characters are not allowed`,
+    );
   }
   if (HIDING.test(value)) {
     throw invalidInput(
       field,
-      'contains bidi-override or Unicode tag characters that hide text from the reviewer',
+      `${quoted(value)} contains bidi-override or Unicode tag characters that hide text from the reviewer`,
     );
   }
 }
@@ -54,11 +68,18 @@ export function cleanHeaderText(value: string): string {
 }
 
 export function checkBodyText(field: string, value: string): void {
-  if (BODY_FORBIDDEN.test(value)) throw invalidInput(field, 'contains control characters');
-  if (HIDING.test(value)) {
+  if (BODY_FORBIDDEN.test(value)) {
+    const at = value.search(BODY_FORBIDDEN);
     throw invalidInput(
       field,
-      'contains bidi-override or Unicode tag characters that hide text from the reviewer',
+      `contains control characters (first near ${quoted(value.slice(Math.max(0, at - 20), at + 20))})`,
+    );
+  }
+  if (HIDING.test(value)) {
+    const at = value.search(HIDING);
+    throw invalidInput(
+      field,
+      `contains bidi-override or Unicode tag characters that hide text from the reviewer (first near ${quoted(value.slice(Math.max(0, at - 20), at + 20))})`,
     );
   }
 }
@@ -86,13 +107,13 @@ export function parseRecipient(field: string, value: string): Address {
   checkHeaderText(field, value);
   const list = parseAddressList(value);
   if (list.length !== 1 || list[0] === undefined) {
-    throw invalidInput(field, 'must hold exactly one address (one list item per recipient)');
+    throw invalidInput(field, `${quoted(value)} must hold exactly one address (one list item per recipient)`);
   }
   const { name, address } = list[0];
   if (!isWritableAddress(address)) {
     throw invalidInput(
       field,
-      `"${address}" is not an address mailwarden can write (name@domain.example; IDN domains in xn-- form)`,
+      `${quoted(value)} is not an address mailwarden can write (name@domain.example; IDN domains in xn-- form)`,
     );
   }
   return { name, address };

@@ -60,3 +60,23 @@ export function invalidInput(field: string, problem: string): MailError {
 export function isMailError(e: unknown): e is MailError {
   return e instanceof MailError;
 }
+
+/**
+ * An error with its stack and every `cause` below it, for MAILWARDEN_DEBUG=1 (stderr only: a
+ * stack may name paths, never a tool result).
+ */
+export function errorChain(e: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = e;
+  for (let depth = 0; cur !== undefined && depth < 8; depth++) {
+    if (cur instanceof Error) {
+      const code = isMailError(cur) ? ` [${cur.code}]` : '';
+      parts.push(`${depth === 0 ? '' : 'caused by: '}${cur.stack ?? `${cur.name}: ${cur.message}`}${code}`);
+      cur = cur.cause;
+    } else {
+      parts.push(`${depth === 0 ? '' : 'caused by: '}${String(cur)}`);
+      break;
+    }
+  }
+  return parts.join('\n');
+}

@@ -4,6 +4,7 @@
  * both delimited by more backticks than the text contains (CommonMark 0.31 §6.1 and §4.5), so
  * no mail can close its span or fence and inject links, images or HTML into the document.
  */
+import { cleanText } from './invisible.js';
 import type { MessageView } from './summary.js';
 
 /** A message as get_thread views it, with sender authentication when that view carries it. */
@@ -18,12 +19,12 @@ export interface ThreadExport {
 }
 
 /**
- * Characters a person cannot see but a renderer obeys: C0/C1 controls (except TAB and LF), and
- * format characters — bidi overrides that reorder a line ("Trojan Source"), zero-width and tag
- * characters — plus unassigned and private-use code points.
+ * Characters a person cannot see but a renderer obeys: the cleaning every result gets
+ * (invisible.ts: controls but TAB and LF, Cf and default-ignorables such as bidi overrides,
+ * zero-width and tag characters, lone surrogates), plus unassigned and private-use code points.
  */
 export function forPeople(s: string): string {
-  return s.replace(/\r\n?/g, '\n').replace(/(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/gu, '');
+  return cleanText(s).replace(/[\p{Co}\p{Cn}]/gu, '');
 }
 
 /** forPeople applied to every string of a JSON-like value. */
@@ -139,11 +140,12 @@ function renderMessage(m: ExportMessage, n: number, total: number): string[] {
       m.bodySource === 'html' ? 'converted from HTML' : '',
       m.quotedHistoryRemoved === true ? 'quoted history removed' : '',
       m.bodyTruncated === true ? 'truncated' : '',
+      m.hiddenText ? `${m.hiddenText.chars} characters of hidden text left out` : '',
     ].filter((s) => s !== '');
     if (notes.length > 0) lines.push(`_Body (${notes.join(', ')}):_`, '');
     lines.push(codeFence(m.body), '');
   } else if (m.body !== undefined) {
-    lines.push('_No body text._', '');
+    lines.push(`_No body text${m.emptyBodyReason ? ` (${m.emptyBodyReason})` : ''}._`, '');
   }
   return lines;
 }

@@ -5,8 +5,8 @@
  * through the same code.
  */
 import iconv from 'iconv-lite';
-import { decode as libmimeDecode } from 'libmime/lib/charset.js';
 
+import { decodeIso2022Jp } from './iso-2022-jp.js';
 import type { Header } from './types.js';
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
@@ -26,15 +26,54 @@ export function isValidUtf8(bytes: Uint8Array): boolean {
   }
 }
 
+/** Length of the well-formed UTF-8 sequence at `i` (Unicode §3.9 Table 3-7), 0 when there is none. */
+function utf8SequenceAt(bytes: Uint8Array, i: number): number {
+  const b0 = bytes[i] as number;
+  const cont = (k: number, lo = 0x80, hi = 0xbf): boolean => {
+    const b = bytes[i + k];
+    return b !== undefined && b >= lo && b <= hi;
+  };
+  if (b0 < 0x80) return 1;
+  if (b0 >= 0xc2 && b0 <= 0xdf) return cont(1) ? 2 : 0;
+  if (b0 === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if (b0 === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+  if (b0 >= 0xe1 && b0 <= 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (b0 === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (b0 === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  if (b0 >= 0xf1 && b0 <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
 /**
- * Bytes with no usable charset label: UTF-8 when they are well-formed UTF-8 (RFC 6532 made raw
- * UTF-8 legal in headers, and it is what unlabelled modern mail is), otherwise windows-1252,
- * which is what unlabelled 8-bit Western mail nearly always is and which, unlike ISO-8859-1,
- * gives the 0x80–0x9F bytes their printable meaning (€, curly quotes, dashes).
+ * Bytes with no usable charset label (raw 8-bit headers, unlabelled bodies): one decoder for
+ * both. Well-formed UTF-8 sequences are UTF-8 (RFC 6532 made raw UTF-8 legal in headers, and it
+ * is what unlabelled modern mail is); every other 8-bit byte is windows-1252, which is what
+ * unlabelled 8-bit Western mail nearly always is and which, unlike ISO-8859-1, gives the
+ * 0x80–0x9F bytes their printable meaning (€, curly quotes, dashes). Decided run by run, so one
+ * stray byte in UTF-8 text costs one character, not the whole header ("Привет \xFF" stays
+ * "Привет ÿ"), and a Latin-1 subject behind a UTF-8 list tag reads right in both halves.
  */
-function decodeUnlabelled(bytes: Uint8Array): string {
+export function decodeUnlabelled(bytes: Uint8Array): string {
   if (isValidUtf8(bytes)) return utf8Lenient.decode(bytes);
-  return iconv.decode(asBuffer(bytes), 'windows-1252');
+  const buf = asBuffer(bytes);
+  let out = '';
+  let i = 0;
+  while (i < buf.length) {
+    let j = i;
+    // A run of well-formed UTF-8 (ASCII included)…
+    while (j < buf.length) {
+      const n = utf8SequenceAt(buf, j);
+      if (n === 0) break;
+      j += n;
+    }
+    if (j > i) out += buf.toString('utf8', i, j);
+    i = j;
+    // …then a run of bytes that start no well-formed sequence.
+    while (j < buf.length && utf8SequenceAt(buf, j) === 0) j++;
+    if (j > i) out += iconv.decode(buf.subarray(i, j), 'windows-1252');
+    i = j;
+  }
+  return out;
 }
 
 /**
@@ -78,12 +117,14 @@ const UNLABELLED = new Set([
 ]);
 
 /**
- * UTF-7 is refused: it lets a sender smuggle text past anything that inspects the raw bytes
- * (libmime refuses it for the same reason); Gmail does not render it either.
+ * UTF-7 (RFC 2152) still arrives in old mail, so it is decoded (iconv-lite's utf7; the IMAP
+ * mailbox-name variant of RFC 3501 §5.1.3 too). Text it smuggles past byte-level inspection is
+ * no risk here: every result is decoded first, then stripped of invisible characters and fenced.
  */
-const REFUSED = /^(?:x-)?(?:unicode-1-1-)?utf-?7(?:-imap)?$/;
+const UTF7 = /^(?:x-)?(?:unicode-1-1-)?utf-?7$/;
+const UTF7_IMAP = /^(?:x-)?utf-?7-?imap$/;
 
-/** ISO-2022-JP family: iconv-lite has no codec for it; libmime decodes it (encoding-japanese). */
+/** ISO-2022-JP family: decoded by iso-2022-jp.ts (iconv-lite has no codec for it). */
 const ISO_2022_JP = /^(?:iso-?2022-?jp(?:-[0-9a-z]+)?|csiso2022jp|jis)$/;
 
 function sniffBom(bytes: Uint8Array): { encoding: string; skip: number } | undefined {
@@ -106,8 +147,8 @@ export function normalizeCharsetLabel(charset: string | undefined): string {
 
 /**
  * Decodes bytes in the given charset to text. A byte-order mark wins over the label (WHATWG
- * "decode" algorithm) and is stripped. Unknown, missing, ASCII or refused labels fall back to
- * UTF-8-if-valid-else-windows-1252. A declared UTF-8 that is not well-formed keeps its label
+ * "decode" algorithm) and is stripped. Unknown, missing or ASCII labels fall back to
+ * decodeUnlabelled (UTF-8 runs, other bytes windows-1252). A declared UTF-8 that is not well-formed keeps its label
  * and gets U+FFFD for the broken bytes: guessing another charset for the whole part would
  * garble the well-formed rest.
  */
@@ -115,9 +156,11 @@ export function decodeCharset(bytes: Uint8Array, charset?: string): string {
   const bom = sniffBom(bytes);
   if (bom) return iconv.decode(asBuffer(bytes.subarray(bom.skip)), bom.encoding, { stripBOM: true });
   const label = normalizeCharsetLabel(charset);
-  if (UNLABELLED.has(label) || REFUSED.test(label)) return decodeUnlabelled(bytes);
+  if (UNLABELLED.has(label)) return decodeUnlabelled(bytes);
   if (label === 'utf-8' || label === 'utf8') return utf8Lenient.decode(bytes);
-  if (ISO_2022_JP.test(label)) return libmimeDecode(asBuffer(bytes), 'ISO-2022-JP');
+  if (ISO_2022_JP.test(label)) return decodeIso2022Jp(bytes);
+  if (UTF7.test(label)) return iconv.decode(asBuffer(bytes), 'utf7');
+  if (UTF7_IMAP.test(label)) return iconv.decode(asBuffer(bytes), 'utf7imap');
   const name = CHARSET_ALIASES.get(label) ?? label;
   if (!iconv.encodingExists(name)) return decodeUnlabelled(bytes);
   return iconv.decode(asBuffer(bytes), name);
@@ -137,7 +180,31 @@ export function repair8bit(s: string): string {
 
 const ENCODED_WORD = /=\?([^?\s]+)\?([bBqQ])\?([^?]*)\?=/g;
 
-function decodeQ(text: string): Uint8Array {
+/** The decoder name a label resolves to, for encoding a character back into it. */
+function encoderName(charset: string): string | undefined {
+  const label = normalizeCharsetLabel(charset);
+  if (UNLABELLED.has(label) || label === 'utf-8' || label === 'utf8') return undefined;
+  const name = CHARSET_ALIASES.get(label) ?? label;
+  return iconv.encodingExists(name) && !UTF7.test(label) && !UTF7_IMAP.test(label) ? name : undefined;
+}
+
+/**
+ * The bytes a non-ASCII character inside an encoded word stood for. Raw 8-bit bytes inside a
+ * word are bytes of the word's charset (RFC 2047 forbids them, mailers write them anyway); by the
+ * time a header reaches this as text they were read as UTF-8 or Latin-1, so the character is
+ * put back into the word's charset, and decoded once in it: =?iso-8859-1?Q?Fr\xF6sche?= is
+ * "Frösche", never "FrÃ¶sche". A character the charset cannot hold keeps its UTF-8 bytes.
+ */
+function wordCharBytes(c: string, charset: string): Uint8Array {
+  const name = encoderName(charset);
+  if (name !== undefined) {
+    const bytes = iconv.encode(c, name);
+    if (iconv.decode(bytes, name) === c) return bytes;
+  }
+  return Buffer.from(c, 'utf8');
+}
+
+function decodeQ(text: string, charset: string): Uint8Array {
   const out: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text[i] as string;
@@ -147,8 +214,13 @@ function decodeQ(text: string): Uint8Array {
     } else if (c === '=' && /^[0-9a-fA-F]{2}$/.test(text.slice(i + 1, i + 3))) {
       out.push(parseInt(text.slice(i + 1, i + 3), 16));
       i += 2;
+    } else if (c.charCodeAt(0) < 0x80) {
+      out.push(c.charCodeAt(0));
     } else {
-      for (const b of Buffer.from(c, 'utf8')) out.push(b);
+      const cp = text.codePointAt(i) as number;
+      const ch = String.fromCodePoint(cp);
+      for (const b of wordCharBytes(ch, charset)) out.push(b);
+      i += ch.length - 1;
     }
   }
   return Uint8Array.from(out);
@@ -156,6 +228,35 @@ function decodeQ(text: string): Uint8Array {
 
 function decodeB(text: string): Uint8Array {
   return Buffer.from(text.replace(/[^A-Za-z0-9+/]/g, ''), 'base64');
+}
+
+/**
+ * A raw header line's bytes as text, the one way both providers read them: outside encoded
+ * words, decodeUnlabelled (UTF-8 runs, other 8-bit bytes windows-1252); inside a Q word, raw
+ * 8-bit bytes are kept as the bytes they are (written =XX), so decodeWords decodes them once,
+ * in the word's own charset. Encoded words stay encoded: a Header value is the value as it
+ * stands in the message.
+ */
+export function headerTextFromBytes(bytes: Uint8Array): string {
+  const buf = asBuffer(bytes);
+  if (!buf.some((b) => b >= 0x80)) return buf.toString('latin1');
+  const view = buf.toString('latin1');
+  let out = '';
+  let last = 0;
+  for (const m of view.matchAll(ENCODED_WORD)) {
+    out += decodeUnlabelled(buf.subarray(last, m.index));
+    const [word = '', charset = '', mode = '', text = ''] = m;
+    let body = '';
+    for (const ch of text) {
+      const b = ch.charCodeAt(0);
+      // Base64 has no 8-bit letters: decoders skip them, so they are dropped here.
+      if (b >= 0x80) body += mode.toUpperCase() === 'Q' ? `=${b.toString(16).toUpperCase()}` : '';
+      else body += ch;
+    }
+    out += word === '' ? '' : `=?${charset}?${mode}?${body}?=`;
+    last = m.index + word.length;
+  }
+  return out + decodeUnlabelled(buf.subarray(last));
 }
 
 /**
@@ -179,7 +280,7 @@ export function decodeWords(s: string): string {
   for (const m of input.matchAll(ENCODED_WORD)) {
     const between = input.slice(last, m.index);
     const charset = normalizeCharsetLabel(m[1]);
-    const bytes = (m[2] ?? '').toUpperCase() === 'B' ? decodeB(m[3] ?? '') : decodeQ(m[3] ?? '');
+    const bytes = (m[2] ?? '').toUpperCase() === 'B' ? decodeB(m[3] ?? '') : decodeQ(m[3] ?? '', charset);
     if (pendingCharset !== undefined && /^[ \t\r\n]*$/.test(between)) {
       if (charset !== pendingCharset) flush();
     } else {

@@ -2,162 +2,190 @@
  * HTML rendered as the text a person would read, with link targets shown.
  *
  * Security note: HTML mail routinely carries text no human sees — preheaders in
- * `display:none` blocks, zero-size or off-screen text, <style>/<script> content. That is a
- * classic place to hide prompt-injection text aimed at an AI reader, so this renderer drops
- * what a mail client would not show, and always shows where links really go.
+ * `display:none` blocks, zero-size, transparent, clipped or off-screen text, <style>/<script>
+ * content. That is a classic place to hide prompt-injection text aimed at an AI reader, so the
+ * document is parsed once (htmlparser2), the style sheets applied to it (css-hidden.ts), and
+ * every text node a person would not see is taken out of the tree — counted and kept aside with
+ * its reason, never silently handed on — before the tree is rendered. Removing rather than
+ * marking means no later parse can disagree about what was hidden.
  */
 import { compile } from 'html-to-text';
-import { Parser } from 'htmlparser2';
+import { DomUtils, parseDocument } from 'htmlparser2';
+import { Element, Text } from 'domhandler';
+import type { AnyNode, ParentNode } from 'domhandler';
+import render from 'dom-serializer';
 import type { FormatCallback, HtmlToTextOptions, SelectorDefinition } from 'html-to-text';
+import { ROOT_STATE, elementState, styleContext, textHiddenBy } from './css-hidden.js';
+import type { ElementState, HiddenReason } from './css-hidden.js';
 
-/** CSS comments removed in one forward pass (an unclosed one runs to the end, as in CSS). */
-function stripCssComments(css: string): string {
+export { HIDDEN_REASONS } from './css-hidden.js';
+export type { HiddenReason } from './css-hidden.js';
+
+/** Text a person would not see, with the reason, in document order. */
+export interface HiddenPiece {
+  reason: HiddenReason;
+  text: string;
+}
+
+export interface RenderedHtml {
+  text: string;
+  hidden: HiddenPiece[];
+  /** Nesting deeper than the renderer walks was flattened to its text (links kept). */
+  flattened: boolean;
+}
+
+/** Elements whose content is never shown (and so never counted as hidden text either). */
+const NOT_RENDERED = new Set(['head', 'title', 'style', 'script', 'template', 'object', 'embed', 'iframe']);
+
+/**
+ * html-to-text walks at most 200 levels; past FLATTEN_DEPTH the subtree is replaced by its text,
+ * so deep nesting (a crafted message, or a broken mailer's unclosed tags) loses no words.
+ */
+const FLATTEN_DEPTH = 120;
+
+const BLOCKS = new Set([
+  'p',
+  'div',
+  'br',
+  'tr',
+  'td',
+  'th',
+  'li',
+  'ul',
+  'ol',
+  'table',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'center',
+  'section',
+  'article',
+  'header',
+  'footer',
+  'hr',
+]);
+
+function textOf(node: AnyNode): string {
   let out = '';
-  let i = 0;
-  for (;;) {
-    const open = css.indexOf('/*', i);
-    if (open < 0) return out + css.slice(i);
-    out += css.slice(i, open);
-    const close = css.indexOf('*/', open + 2);
-    if (close < 0) return out;
-    i = close + 2;
-  }
-}
-
-/** CSS escapes ("n\6f ne" is "none", CSS Syntax §4.3.7) undone, so escaping cannot hide a rule. */
-function unescapeCss(css: string): string {
-  return css.replace(
-    /\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|(.))/g,
-    (_, hex: string | undefined, ch: string | undefined) => {
-      if (hex === undefined) return ch ?? '';
-      const cp = parseInt(hex, 16);
-      return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : '\ufffd';
-    },
-  );
-}
-
-const ZERO = /^[-+]?(?:0+\.?0*|\.0+)(?:px|pt|em|rem|ex|ch|%|vh|vw)?$/;
-
-/**
- * Declarations that make an element's text invisible in a mail client. Covers the usual
- * preheader and hiding tricks; colour-on-same-colour text is not detected.
- */
-function hidesContent(css: string): boolean {
-  const decl = new Map<string, string>();
-  for (const d of unescapeCss(stripCssComments(css)).split(';')) {
-    const colon = d.indexOf(':');
-    if (colon < 0) continue;
-    const prop = d.slice(0, colon).trim().toLowerCase();
-    const value = d
-      .slice(colon + 1)
-      .replace(/!\s*important/i, '')
-      .trim()
-      .toLowerCase();
-    decl.set(prop, value);
-  }
-  const get = (p: string): string => decl.get(p) ?? '';
-  if (get('display') === 'none') return true;
-  if (get('visibility') === 'hidden' || get('visibility') === 'collapse') return true;
-  if (get('mso-hide') === 'all') return true; // Outlook's own "hidden"
-  if (decl.has('opacity') && ZERO.test(get('opacity'))) return true;
-  if (decl.has('font-size') && ZERO.test(get('font-size'))) return true;
-  const clipped = get('overflow') === 'hidden';
-  for (const p of ['max-height', 'height', 'max-width', 'width']) {
-    if (clipped && decl.has(p) && ZERO.test(get(p))) return true;
-  }
-  // Off-screen text: text-indent:-9999px, position:absolute; left:-10000px …
-  for (const p of ['text-indent', 'left', 'top', 'margin-left']) {
-    const m = /^(-\d+(?:\.\d+)?)(px|pt|em|rem)?$/.exec(get(p));
-    if (m !== null && Number(m[1]) <= (m[2] === 'em' || m[2] === 'rem' ? -100 : -999)) return true;
-  }
-  return false;
-}
-
-/**
- * Class and id names that top-level rules in <style> blocks hide (`.preheader{display:none}`).
- * Rules inside @media and other at-blocks are conditional (mobile-only layouts) and ignored;
- * only simple `.class`, `tag.class` and `#id` selectors are understood.
- */
-function hiddenSelectors(styleBlocks: readonly string[]): { classes: Set<string>; ids: Set<string> } {
-  const classes = new Set<string>();
-  const ids = new Set<string>();
-  for (const block of styleBlocks) {
-    const css = stripCssComments(block).replace(/<!--|-->/g, '');
-    let depth = 0;
-    let start = 0;
-    for (let i = 0; i < css.length; i++) {
-      const c = css[i];
-      if (c === '{') {
-        if (depth === 0) {
-          const prelude = css.slice(start, i).trim();
-          const ruleEnd = css.indexOf('}', i);
-          if (!prelude.startsWith('@') && ruleEnd > 0 && hidesContent(css.slice(i + 1, ruleEnd))) {
-            for (const sel of unescapeCss(prelude).split(',')) {
-              const m = /^[a-z0-9]*([.#])([\w-]+)$/i.exec(sel.trim());
-              if (m !== null) (m[1] === '.' ? classes : ids).add(m[2] as string);
-            }
-          }
-        }
-        depth++;
-      } else if (c === '}') {
-        depth = Math.max(0, depth - 1);
-        if (depth === 0) start = i + 1;
-      } else if (c === ';' && depth === 0) {
-        start = i + 1; // @import …; / @charset …;
-      }
+  const stack: AnyNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop() as AnyNode;
+    if (n instanceof Text) out += n.data;
+    else if (n instanceof Element) {
+      if (NOT_RENDERED.has(n.name)) continue;
+      if (n.name === 'img') out += ` ${n.attribs['alt'] ?? ''} `;
+      else if (BLOCKS.has(n.name)) out += ' '; // words of two blocks stay two words
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i] as AnyNode);
+    } else if ('children' in n) {
+      for (let i = (n as ParentNode).children.length - 1; i >= 0; i--)
+        stack.push((n as ParentNode).children[i] as AnyNode);
     }
   }
-  return { classes, ids };
+  return out;
 }
 
-const HIDDEN_MARK = 'data-mailwarden-hidden';
-
 /**
- * Marks every start tag whose element a mail client would not show, for a 'skip' selector.
- * The tags are found with htmlparser2 — the tokenizer html-to-text itself parses with — so
- * comments, raw text and quoting cannot make this pass see different tags than the renderer
- * (a hand-rolled scanner can be desynchronised to smuggle a hidden block past it).
+ * Takes hidden text out of the tree: whole elements hidden in every viewport, and text nodes whose
+ * own style hides them in every viewport. Walks with an explicit stack (no recursion), so depth
+ * cannot overflow it.
  */
-function markHidden(html: string): string {
-  const tags: Array<{ start: number; attribs: Record<string, string> }> = [];
-  const styleBlocks: string[] = [];
-  let inStyle = false;
-  const parser = new Parser(
-    {
-      onopentag(name, attribs, isImplied) {
-        // An implied tag has no source text (and no attributes) to mark.
-        if (!isImplied) tags.push({ start: parser.startIndex, attribs });
-        if (name === 'style') {
-          inStyle = true;
-          styleBlocks.push('');
-        }
-      },
-      ontext(text) {
-        if (inStyle) styleBlocks[styleBlocks.length - 1] += text;
-      },
-      onclosetag(name) {
-        if (name === 'style') inStyle = false;
-      },
-    },
-    { decodeEntities: true },
-  );
-  parser.end(html);
-  const { classes, ids } = hiddenSelectors(styleBlocks);
-  let out = '';
-  let copied = 0;
-  for (const { start, attribs } of tags) {
-    const hidden =
-      'hidden' in attribs ||
-      hidesContent(attribs['style'] ?? '') ||
-      (attribs['class'] ?? '').split(/\s+/).some((c) => classes.has(c)) ||
-      ids.has((attribs['id'] ?? '').trim());
-    if (!hidden) continue;
-    let nameEnd = start + 1;
-    while (nameEnd < html.length && !/[\s/>]/.test(html[nameEnd] as string)) nameEnd++;
-    out += `${html.slice(copied, nameEnd)} ${HIDDEN_MARK}`;
-    copied = nameEnd;
+function removeHidden(doc: ParentNode): HiddenPiece[] {
+  const sheets: string[] = [];
+  for (const el of DomUtils.getElementsByTagName('style', doc.children, true))
+    sheets.push(DomUtils.textContent(el));
+  const ctx = styleContext(sheets);
+  const pieces: HiddenPiece[] = [];
+  const removals: AnyNode[] = [];
+  const anchors = new Set<Element>();
+  const stack: Array<{ node: AnyNode; states: ElementState[]; anchor: Element | undefined }> =
+    doc.children.map((node) => ({
+      node,
+      states: Array.from({ length: ctx.viewports }, () => ROOT_STATE),
+      anchor: undefined,
+    }));
+  stack.reverse();
+  const add = (reason: HiddenReason, text: string): void => {
+    const t = text.replace(/\s+/g, ' ').trim();
+    if (t === '') return;
+    const last = pieces[pieces.length - 1];
+    if (last !== undefined && last.reason === reason) last.text += ` ${t}`;
+    else pieces.push({ reason, text: t });
+  };
+  while (stack.length > 0) {
+    const { node, states, anchor } = stack.pop() as (typeof stack)[number];
+    if (node instanceof Text) {
+      if (node.data.trim() === '') continue;
+      const reasons = states.map(textHiddenBy);
+      if (reasons.every((r) => r !== undefined)) {
+        add(reasons[0] as HiddenReason, node.data);
+        removals.push(node);
+        if (anchor !== undefined) anchors.add(anchor);
+      }
+      continue;
+    }
+    if (!(node instanceof Element)) continue;
+    if (NOT_RENDERED.has(node.name)) continue;
+    const own = states.map((s, i) => elementState(ctx, node, s, i));
+    const subtree = own.map((s) => s.subtree);
+    if (subtree.every((r) => r !== undefined) && states.every((s) => s.subtree === undefined)) {
+      add(subtree[0] as HiddenReason, textOf(node));
+      removals.push(node);
+      continue;
+    }
+    const a = node.name === 'a' ? node : anchor;
+    for (let i = node.children.length - 1; i >= 0; i--)
+      stack.push({ node: node.children[i] as AnyNode, states: own, anchor: a });
   }
-  return out + html.slice(copied);
+  for (const n of removals) DomUtils.removeElement(n);
+  // A link whose every word was hidden would otherwise show its bare target.
+  for (const a of anchors) {
+    const hasImage = DomUtils.getElementsByTagName('img', a.children, true).length > 0;
+    if (!hasImage && textOf(a).trim() === '') DomUtils.removeElement(a);
+  }
+  return pieces;
+}
+
+/** Replaces every subtree that starts at FLATTEN_DEPTH by its text, keeping line breaks and link targets. */
+function flattenDeep(doc: ParentNode, showLinks: boolean): boolean {
+  let flattened = false;
+  const stack: Array<{ node: AnyNode; depth: number }> = doc.children.map((node) => ({ node, depth: 1 }));
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop() as (typeof stack)[number];
+    if (!(node instanceof Element) || NOT_RENDERED.has(node.name)) continue;
+    if (depth < FLATTEN_DEPTH) {
+      for (const c of node.children) stack.push({ node: c, depth: depth + 1 });
+      continue;
+    }
+    if (!node.children.some((c) => c instanceof Element)) continue;
+    flattened = true;
+    let text = '';
+    const walk: Array<AnyNode | { close: Element }> = [...node.children].reverse();
+    while (walk.length > 0) {
+      const n = walk.pop() as AnyNode | { close: Element };
+      if ('close' in n) {
+        const href = showLinks && n.close.name === 'a' ? linkTarget(n.close.attribs['href'] ?? '') : '';
+        if (href !== '') text += ` [${href}]`;
+        if (BLOCKS.has(n.close.name)) text += '\n';
+        continue;
+      }
+      if (n instanceof Text) text += n.data;
+      else if (n instanceof Element && !NOT_RENDERED.has(n.name)) {
+        if (n.name === 'img') text += n.attribs['alt'] ?? '';
+        if (BLOCKS.has(n.name)) text += '\n';
+        walk.push({ close: n });
+        for (let i = n.children.length - 1; i >= 0; i--) walk.push(n.children[i] as AnyNode);
+      }
+    }
+    const replacement = new Text(text.replace(/[ \t]*\n[ \t\n]*/g, '\n'));
+    for (const c of [...node.children]) DomUtils.removeElement(c);
+    DomUtils.appendChild(node, replacement);
+  }
+  return flattened;
 }
 
 function comparableTarget(s: string): string {
@@ -212,8 +240,7 @@ function converterOptions(showLinks: boolean): HtmlToTextOptions {
   });
   return {
     wordwrap: false,
-    // A crafted document nested thousands deep would overflow the stack; nothing legible lives
-    // that deep, and what is cut is dropped, never shown.
+    // flattenDeep keeps the tree shallower than this, so nothing is cut here.
     limits: { maxDepth: 200, ellipsis: '' },
     formatters: { mwLink: formatLink, mwImage: formatImage },
     selectors: [
@@ -223,7 +250,6 @@ function converterOptions(showLinks: boolean): HtmlToTextOptions {
         selector,
         format: 'skip',
       })),
-      { selector: `[${HIDDEN_MARK}]`, format: 'skip' },
       ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({
         selector,
         format: 'heading',
@@ -243,18 +269,28 @@ let withLinks: ((html: string) => string) | undefined;
 let withoutLinks: ((html: string) => string) | undefined;
 
 /**
- * HTML rendered as readable text. Link targets are kept (`label [https://…]`, or just the URL
- * when the label is the URL) because where a link goes is what a reader needs to judge it.
- * Images become their alt text. <style>, <script>, <head> and elements a client would hide
- * (display:none preheaders, zero-size/invisible/off-screen text, `hidden`) are dropped.
+ * HTML rendered as readable text, and the text a person would not see. Link targets are kept
+ * (`label [https://…]`, or just the URL when the label is the URL) because where a link goes is
+ * what a reader needs to judge it. Images become their alt text. <style>, <script> and <head>
+ * are not text; hidden text (css-hidden.ts has the rule) is left out of `text` and returned in
+ * `hidden` with its reason.
  */
-export function htmlToReadableText(html: string, options: { links?: boolean } = {}): string {
+export function renderHtml(html: string, options: { links?: boolean } = {}): RenderedHtml {
   const showLinks = options.links ?? true;
   const convert = showLinks
     ? (withLinks ??= compile(converterOptions(true)))
     : (withoutLinks ??= compile(converterOptions(false)));
-  return convert(markHidden(html))
+  const doc = parseDocument(html, { decodeEntities: true });
+  const hidden = removeHidden(doc);
+  const flattened = flattenDeep(doc, showLinks);
+  const text = convert(render(doc, { encodeEntities: 'utf8' }))
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+  return { text, hidden, flattened };
+}
+
+/** The visible text only (see renderHtml). */
+export function htmlToReadableText(html: string, options: { links?: boolean } = {}): string {
+  return renderHtml(html, options).text;
 }

@@ -3,7 +3,7 @@
  * encodings are removed here; charsets are decoded later (body.ts), so both providers share
  * one charset path.
  */
-import { decodeCharset, decodeWords, isValidUtf8 } from './headers.js';
+import { decodeCharset, decodeWords, headerTextFromBytes } from './headers.js';
 import type { Header, MimeNode } from './types.js';
 
 const CR = 0x0d;
@@ -23,12 +23,12 @@ function lineAt(buf: Buffer, start: number): { contentEnd: number; next: number 
 }
 
 /**
- * Header bytes → text. RFC 6532 allows raw UTF-8 in headers; anything else that is 8-bit is kept
- * one char per byte (latin1) so `repair8bit` in headers.ts can still reinterpret it. Values stay
- * RFC 2047-encoded: `Header.value` is the value as it stands in the message.
+ * Header bytes → text, by headerTextFromBytes (headers.ts): RFC 6532 raw UTF-8 and legacy 8-bit
+ * bytes read by the same decoder bodies use, 8-bit bytes inside encoded words kept for their own
+ * charset. Values stay RFC 2047-encoded: `Header.value` is the value as it stands in the message.
  */
 function headerText(bytes: Buffer): string {
-  return isValidUtf8(bytes) ? bytes.toString('utf8') : bytes.toString('latin1');
+  return headerTextFromBytes(bytes);
 }
 
 /** Splits a header block from its body at the first empty line (RFC 5322 §2.1). */

@@ -1,7 +1,8 @@
 import { readAuthentication } from './auth-results.js';
 import type { Authentication } from './auth-results.js';
 import { extractBody, listAttachments } from './body.js';
-import type { AttachmentMeta } from './body.js';
+import type { AttachmentMeta, EmptyBodyReason } from './body.js';
+import type { HiddenReason } from './body-notes.js';
 import { headerValue } from './headers.js';
 import { stripQuotedHistory } from './quotes.js';
 import { messageSignals } from './signals.js';
@@ -123,9 +124,19 @@ export interface MessageView {
   bodySource?: 'text' | 'html' | 'none';
   quotedHistoryRemoved?: boolean;
   bodyTruncated?: boolean;
+  /** Why `body` is empty; only when it is. */
+  emptyBodyReason?: EmptyBodyReason | 'only-quoted-history';
+  /** Text of the body a person would not see, left out of `body`; pieces only on request. */
+  hiddenText?: HiddenTextView;
   headers?: Array<{ name: string; value: string }>;
   attachments: Array<AttachmentSummary & { attachmentId?: string; partId: string }>;
   authentication: Authentication;
+}
+
+export interface HiddenTextView {
+  chars: number;
+  reasons: HiddenReason[];
+  pieces?: Array<{ reason: HiddenReason; text: string }>;
 }
 
 export function viewMessage(
@@ -135,6 +146,8 @@ export function viewMessage(
   maxBodyChars: number,
   /** The receiving server's authserv-id (GMAIL_AUTHSERV_ID); undefined reads as unchecked. */
   trustedAuthservId?: string,
+  /** With mode "full": also return the hidden text itself, piece by piece. */
+  includeHidden = false,
 ): MessageView {
   const view: MessageView = {
     id: m.id,
@@ -164,6 +177,16 @@ export function viewMessage(
     const stripped = stripQuotedHistory(text);
     text = stripped.text;
     view.quotedHistoryRemoved = stripped.removed;
+  }
+  if (body.emptyReason !== undefined) view.emptyBodyReason = body.emptyReason;
+  else if (text.trim() === '') view.emptyBodyReason = 'only-quoted-history';
+  if (body.hidden.length > 0) {
+    const hidden: HiddenTextView = {
+      chars: body.hidden.reduce((n, p) => n + p.text.length, 0),
+      reasons: [...new Set(body.hidden.map((p) => p.reason))],
+    };
+    if (includeHidden && mode === 'full') hidden.pieces = body.hidden.map((p) => ({ ...p }));
+    view.hiddenText = hidden;
   }
   if (text.length > maxBodyChars) {
     text = text.slice(0, maxBodyChars);

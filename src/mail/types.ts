@@ -44,6 +44,14 @@ export interface MailMessage {
   headers: Header[];
   /** MIME tree; for metadata-only reads it has no children and no body. */
   root: MimeNode;
+  /** IMAP: where its copies sit (folder, UIDVALIDITY, UID), for the action log. */
+  places?: MailPlace[];
+}
+
+export interface MailPlace {
+  folder: string;
+  uidValidity: string;
+  uid: number;
 }
 
 export interface MailThread {

@@ -89,7 +89,7 @@ export async function routeCall(
   tool: AnyTool,
   account: string | undefined,
   args: Record<string, unknown>,
-): Promise<{ mailbox: Mailbox; all?: ServedAccount[] }> {
+): Promise<{ mailbox: Mailbox; all?: ServedAccount[]; tiers?: ReadonlySet<Tier> }> {
   if (tool.registry) return { mailbox: noMailbox(tool.name) };
   const routing = runtime.accounts ?? singleAccount(runtime);
   if (account?.toLowerCase() === ALL) {
@@ -110,7 +110,7 @@ export async function routeCall(
   const served = await routing.resolve(account);
   checkAccountTiers(tool, served);
   const mailbox = await routing.mailboxFor(served.name);
-  return { mailbox: loggedMailbox(mailbox, runtime.actionLog, tool.name) };
+  return { mailbox: loggedMailbox(mailbox, runtime.actionLog, tool.name), tiers: served.tiers };
 }
 
 const ALL = 'all';

@@ -153,7 +153,14 @@ export function callConfirmation(opts: CallConfirmOptions): {
       try {
         answer = await opts.ctx.mcpReq.elicitInput(
           { mode: 'form', message: question, requestedSchema: CONFIRM_SCHEMA },
-          { timeout: ASK_TIMEOUT_MS, resetTimeoutOnProgress: true, signal: opts.ctx.mcpReq.signal },
+          {
+            timeout: ASK_TIMEOUT_MS,
+            resetTimeoutOnProgress: true,
+            signal: opts.ctx.mcpReq.signal,
+            // Over Streamable HTTP the question must travel on the stream of the call it belongs
+            // to; without this the SDK sends it to the standalone GET stream, where no one waits.
+            relatedRequestId: opts.ctx.mcpReq.id,
+          },
         );
       } catch (e) {
         throw new MailError(

@@ -2,12 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import type { NodeIncomingMessageLike } from '@modelcontextprotocol/node';
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import type { McpHandlerRequestOptions } from '@modelcontextprotocol/server';
 import ipaddr from 'ipaddr.js';
 import { createMcpServer } from './server.js';
 import type { ServerRuntime } from './server.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, LegacySessions } from './sessions.js';
 
 /** No MCP request mailwarden serves comes near this; a bigger body is refused unread. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -27,6 +29,9 @@ export interface HttpOptions {
   /** Client addresses allowed (MAILWARDEN_ALLOWED_CLIENTS); undefined: any that can connect. */
   allowedClients?: readonly Cidr[] | undefined;
   maxBodyBytes?: number;
+  /** 2025-11-25 sessions: idle expiry (default 30 min) and how many may be open (default 32). */
+  sessionIdleMs?: number;
+  maxSessions?: number;
 }
 
 export interface HttpServer {
@@ -88,9 +93,30 @@ function refuse(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  code = -32000,
 ): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * A refusal before the bearer was checked, or for a client that has none: the answer, then the
+ * connection goes. Node would otherwise keep reading the unread body of a keep-alive request, so a
+ * client trickling its body would hold the socket until requestTimeout (300 s by default).
+ */
+function refuseAndClose(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  res.once('finish', () => {
+    req.socket.end();
+    // A peer that never reads its side of the close is cut off.
+    setTimeout(() => req.socket.destroy(), 1_000).unref();
+  });
+  refuse(res, status, message, { ...headers, connection: 'close' });
 }
 
 /** The body, or undefined once it passes `max` (the rest is then drained and discarded). */
@@ -140,32 +166,94 @@ function bracketed(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+/** RFC 9110 §7.2 Host: uri-host [":" port]; a name, an IPv4 literal or a bracketed IPv6 literal. */
+const HOST_HEADER = /^(?<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?<port>\d{1,5}))?$/i;
+
 /**
- * Streamable HTTP for both protocol revisions: the SDK's handler serves 2026-07-28 per request
- * and 2025-11-25 through its stateless fallback, from one server factory. Everything in front of
- * it is ours: client address, Host and Origin (DNS rebinding), the bearer, and the body size.
+ * The Host header's name, lower-cased, or undefined when it is not a Host at all. Userinfo
+ * (`evil.example@localhost`), paths and other URL parts are not part of a Host: a URL parser
+ * would read `localhost` out of it, and building a request URL from it fails later.
+ */
+export function hostName(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = HOST_HEADER.exec(header.trim());
+  return m?.groups?.['name']?.toLowerCase();
+}
+
+/** The parsed POST body, or why it cannot be served (a batch, or not JSON). */
+function parseBody(
+  body: Buffer,
+): { ok: true; value: unknown } | { ok: false; code: number; message: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { ok: false, code: -32700, message: 'Parse error: the body is not JSON' };
+  }
+  // JSON-RPC batches were dropped from MCP in 2025-06-18; one request runs one call, so
+  // confirmations, caps and cancellation stay per call.
+  if (Array.isArray(value))
+    return {
+      ok: false,
+      code: -32600,
+      message: 'Invalid Request: JSON-RPC batches are not supported; send one message per HTTP request',
+    };
+  return { ok: true, value };
+}
+
+/**
+ * Streamable HTTP for both protocol revisions from one server factory: 2026-07-28 through the
+ * SDK's per-request handler, 2025-11-25 through sessions (src/mcp/sessions.ts). Everything in
+ * front of them is ours: client address, Host and Origin (DNS rebinding), the bearer, the body
+ * size, and refusing batches.
  */
 export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): Promise<HttpServer> {
   const max = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const names = [
+  const names = new Set([
     ...LOOPBACK_NAMES,
+    // The address the server is bound to is in the URL it prints (MAILWARDEN_HOST=127.0.0.2).
+    bracketed(options.host.trim().toLowerCase()),
     ...(options.allowedHosts ?? []).map((h) => bracketed(h.trim().toLowerCase())),
-  ];
-  const validHost = hostHeaderValidation(names);
-  const validOrigin = originValidation(names);
+  ]);
+  const validOrigin = originValidation([...names]);
   const onerror = (e: Error): void => runtime.log.warn('http request failed', { error: String(e) });
-  const mcp = createMcpHandler(() => createMcpServer(runtime), { maxRequestBodySize: max, onerror });
-  const forward = toNodeHandler(mcp, { maxRequestBodySize: max, onerror });
+  const factory = () => createMcpServer(runtime);
+  const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: max, onerror });
+  const sessions = new LegacySessions(
+    factory,
+    {
+      idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+      maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+      maxBodyBytes: max,
+    },
+    onerror,
+  );
+  const route = {
+    fetch: async (request: Request, opts?: McpHandlerRequestOptions): Promise<Response> => {
+      const body = opts?.parsedBody;
+      const legacy = await isLegacyRequest(request, body, { maxRequestBodySize: max });
+      return legacy ? sessions.fetch(request, body) : modern.fetch(request, opts);
+    },
+  };
+  const forward = toNodeHandler(route, { maxRequestBodySize: max, onerror });
   const { token, allowedClients } = options;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (allowedClients !== undefined && !clientAllowed(req.socket.remoteAddress, allowedClients))
-      return refuse(res, 403, 'this client address is not allowed (MAILWARDEN_ALLOWED_CLIENTS)');
-    if (!validHost(req, res) || !validOrigin(req, res)) return;
+      return refuseAndClose(req, res, 403, 'this client address is not allowed (MAILWARDEN_ALLOWED_CLIENTS)');
+    const host = hostName(req.headers.host);
+    if (host === undefined) return refuseAndClose(req, res, 400, 'Bad Request: malformed Host header');
+    if (!names.has(host))
+      return refuseAndClose(req, res, 403, `Invalid Host header: ${host} (MAILWARDEN_ALLOWED_HOSTS)`);
+    if (!validOrigin(req, res)) return;
     if (token !== undefined && !bearerMatches(req.headers.authorization, token))
-      return refuse(res, 401, 'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)', {
-        'www-authenticate': 'Bearer realm="mailwarden"',
-      });
+      return refuseAndClose(
+        req,
+        res,
+        401,
+        'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)',
+        { 'www-authenticate': 'Bearer realm="mailwarden"' },
+      );
     if (new URL(req.url ?? '/', 'http://x').pathname !== MCP_PATH)
       return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
     const declared = Number(req.headers['content-length'] ?? '0');
@@ -173,7 +261,10 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     // Counted as it streams: a chunked body declares no length.
     const body = await readBody(req, max);
     if (body === undefined) return tooLarge(req, res, max);
-    await forward(withBody(req, body), res);
+    if (req.method?.toUpperCase() !== 'POST') return forward(withBody(req, body), res);
+    const parsed = parseBody(body);
+    if (!parsed.ok) return refuse(res, 400, parsed.message, {}, parsed.code);
+    await forward(withBody(req, body), res, parsed.value);
   }
 
   const server = createServer((req, res) => {
@@ -183,6 +274,9 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
       else res.end();
     });
   });
+  // No MCP request body takes long to send (at most 1 MB); these bound slow senders, not answers.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -196,7 +290,7 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await mcp.close();
+      await Promise.all([modern.close(), sessions.close()]);
       // Open SSE streams get a moment to finish, then are cut.
       const timer = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;

@@ -17,6 +17,14 @@ export interface LocalClient {
   close(): Promise<void>;
 }
 
+function envelopeOf(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { code: 'internal_error', message: text, retryable: false };
+  }
+}
+
 export async function connectLocal(runtime: ServerRuntime): Promise<LocalClient> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const server = createMcpServer(runtime);
@@ -31,7 +39,10 @@ export async function connectLocal(runtime: ServerRuntime): Promise<LocalClient>
     async call(name, args) {
       const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
       const text = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-      return { isError: r.isError === true, structured: r.structuredContent, text };
+      // An error result carries its envelope as text only (src/mcp/server.ts errorResult); the
+      // CLI shows it as {error: envelope}, as it always has.
+      const structured = r.isError === true ? { error: envelopeOf(text) } : r.structuredContent;
+      return { isError: r.isError === true, structured, text };
     },
     async close() {
       await client.close();

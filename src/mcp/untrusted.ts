@@ -1,20 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { FENCE_CLOSE, FENCE_OPEN, unfence } from '../mail/fence-format.js';
+import { FENCE_CLOSE, FENCE_OPEN, fenceSafe, unfence } from '../mail/fence-format.js';
+import { cleanLine, cleanText } from '../mail/invisible.js';
 
 /**
- * Characters that render as nothing or reorder text, the classic carriers of hidden prompt
- * injection: C0/C1 controls except TAB/LF/CR, soft hyphen, combining grapheme joiner, Arabic
- * letter mark, Hangul fillers, zero-width and bidi controls (U+200B–U+200F, U+202A–U+202E,
- * U+2060–U+206F), BOM, interlinear annotation marks, Unicode tags (U+E0000–U+E007F),
- * variation selectors (U+FE00–U+FE0F) and the variation-selector supplement (U+E0100–U+E01EF).
+ * Multi-line cleaning (src/mail/invisible.ts): Unicode Cf and other default-ignorable
+ * characters, C0/C1 controls but TAB and LF, lone surrogates; CR and the other line breaks
+ * become LF. The one function every string of a result passes.
  */
-const INVISIBLE =
-  // The class lists combining marks one by one on purpose: each is removed on its own.
-  // eslint-disable-next-line no-control-regex, no-misleading-character-class
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDDEF]/g;
-
 export function stripInvisible(s: string): string {
-  return s.replace(INVISIBLE, '');
+  return cleanText(s);
 }
 
 /** Deep copy of a JSON-like value with every string stripped of invisible characters. */
@@ -29,6 +23,10 @@ export function sanitizeDeep<T>(value: T): T {
   return value;
 }
 
+function fenced(nonce: string, clean: string): string {
+  return `${FENCE_OPEN}mail ${nonce}${FENCE_CLOSE}${fenceSafe(clean)}${FENCE_OPEN}/mail ${nonce}${FENCE_CLOSE}`;
+}
+
 /**
  * Fences mail-derived text. The fence carries a per-result random nonce the mail cannot know, and
  * the fence brackets themselves are replaced inside the content, so mail can neither close the
@@ -39,9 +37,13 @@ export class Fence {
   constructor(nonce = randomBytes(3).toString('hex')) {
     this.nonce = nonce;
   }
+  /** A single-line value (name, address, subject, type, URL): line breaks become spaces. */
   wrap(text: string): string {
-    const inner = stripInvisible(text).replaceAll(FENCE_OPEN, '[').replaceAll(FENCE_CLOSE, ']');
-    return `${FENCE_OPEN}mail ${this.nonce}${FENCE_CLOSE}${inner}${FENCE_OPEN}/mail ${this.nonce}${FENCE_CLOSE}`;
+    return fenced(this.nonce, cleanLine(text));
+  }
+  /** Multi-line text (a body, an attachment's text): line breaks are kept as LF. */
+  wrapText(text: string): string {
+    return fenced(this.nonce, cleanText(text));
   }
   /** The one-line notice that precedes the text copy of a result containing fenced text. */
   notice(): string {

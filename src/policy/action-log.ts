@@ -1,4 +1,5 @@
-import { appendFile, chmod, mkdir, open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { MailError } from '../mail/errors.js';
 
@@ -14,7 +15,10 @@ export interface ActionRecord {
   labelId?: string;
   change?: { add: string[]; remove: string[] };
   detail?: Record<string, unknown>;
-  outcome: 'ok' | 'failed';
+  /** Ties the intent line ("pending", written before the write) to its outcome line. */
+  call?: string;
+  /** pending with no later line of the same call: the process died mid-write, so unknown. */
+  outcome: 'pending' | 'ok' | 'failed' | 'unknown';
   error?: string;
 }
 
@@ -27,18 +31,33 @@ export class ActionLog {
   private ready: Promise<void> | undefined;
   constructor(readonly path: string) {}
 
-  /** Creates the file (0600, parent 0700) if needed and proves it can be appended to. */
+  /**
+   * Creates the file (0600) if needed and proves it can be appended to. The config dir is made
+   * (or tightened to) 0700, and the file is opened with O_NOFOLLOW: a symlink planted where the
+   * log belongs is refused, never followed (and its target never chmod'ed).
+   */
   ensureWritable(): Promise<void> {
     this.ready ??= (async () => {
-      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      const fh = await open(this.path, 'a', 0o600);
-      await fh.close();
-      await chmod(this.path, 0o600);
+      const dir = dirname(this.path);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chmod(dir, 0o700);
+      const fh = await openForAppend(this.path);
+      try {
+        const st = await fh.stat();
+        if (!st.isFile()) throw new Error('it is not a regular file');
+        await fh.chmod(0o600);
+      } finally {
+        await fh.close();
+      }
     })().catch((e: unknown) => {
       this.ready = undefined;
+      const why =
+        (e as NodeJS.ErrnoException).code === 'ELOOP'
+          ? 'it is a symbolic link, which the log never follows'
+          : String(e);
       throw new MailError(
         'internal_error',
-        `the action log at ${this.path} cannot be written, so no change was made: ${String(e)}`,
+        `the action log at ${this.path} cannot be written, so no change was made: ${why}`,
         { cause: e },
       );
     });
@@ -68,11 +87,16 @@ export class ActionLog {
       const marker = { time: at, account: '*', tool: 'action-log', op: TORN_LINE_MARK, outcome: 'ok' };
       text = `\n${JSON.stringify(marker)}\n${text}`;
     }
-    await appendFile(this.path, text, { mode: 0o600 });
+    const fh = await openForAppend(this.path);
+    try {
+      await fh.write(text);
+    } finally {
+      await fh.close();
+    }
   }
 
   private async endsTorn(): Promise<boolean> {
-    const fh = await open(this.path, 'r');
+    const fh = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const { size } = await fh.stat();
       if (size === 0) return false;
@@ -83,6 +107,15 @@ export class ActionLog {
       await fh.close();
     }
   }
+}
+
+/** O_APPEND so concurrent writers (several processes) never overwrite each other's lines. */
+function openForAppend(path: string) {
+  return open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o600,
+  );
 }
 
 /** The op of the record appended right after a torn line, so readers know it was torn, not damaged. */

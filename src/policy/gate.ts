@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../mail/clock.js';
+import type { MailPlace } from '../mail/types.js';
 import { systemClock } from '../mail/clock.js';
 import { MailError, invalidInput } from '../mail/errors.js';
 import { parseAddressList } from '../mail/headers.js';
@@ -8,6 +9,8 @@ import type { ActionLog } from './action-log.js';
 import type { CorrespondentCheck } from './correspondents.js';
 import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
 import type { MoveAction, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
+import { countMoves } from './move-counts.js';
+import type { DayRange, MoveCounts } from './move-counts.js';
 import { withWriteLock } from './write-lock.js';
 import type { WriteLockOptions } from './write-lock.js';
 import { labelAllowed } from './write-policy.js';
@@ -33,6 +36,10 @@ export interface GateItem {
   subject?: string;
   messageId?: string;
   labelIds: readonly string[];
+  /** IMAP: the copies it moves, by folder, UIDVALIDITY and UID (recorded in the log). */
+  places?: readonly MailPlace[];
+  /** actor "rule": the sender rule that matched this item (overrides the intent's senderRule). */
+  senderRule?: string;
 }
 
 export interface GateIntent {
@@ -44,7 +51,7 @@ export interface GateIntent {
   /** label: label names to apply (the caller resolves ids to names). */
   addLabels?: readonly string[];
   removeLabels?: readonly string[];
-  /** actor "rule": the sender rule that matched, for the record. */
+  /** actor "rule": the sender rule that matched, for the record (an item's own wins). */
   senderRule?: string;
 }
 
@@ -92,6 +99,8 @@ export interface PolicyStore {
   /** Messages the account's agent moved out of the inbox on the local day of `now`. */
   movesToday(account: string, now: number, timeZone: string): Promise<number>;
   withLock<T>(account: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Exact counts of the account's move records between two local days (count_moves); reads only. */
+  countMoves?(account: string, range: DayRange, timeZone: string, top: number): Promise<MoveCounts>;
 }
 
 /** The files: the action log and a lock directory per account in the config dir. */
@@ -100,6 +109,7 @@ export function filePolicyStore(env: Env, log: ActionLog, lock: WriteLockOptions
     append: (records) => log.appendMany(records),
     movesToday: async (account, now, tz) => (await movesToday(log, account, now, tz)).used,
     withLock: (account, fn) => withWriteLock(env, account, fn, lock),
+    countMoves: (account, range, tz, top) => countMoves(log, account, range, tz, top),
   };
 }
 
@@ -115,6 +125,12 @@ export interface GateOptions {
 export interface Gate {
   readonly account: string;
   readonly rules: PolicyRules;
+  /** The effective policy the rules come from, with policy.json's path and each rule's source. */
+  readonly policy: EffectivePolicy;
+  /** The zone whose local days the cap (and count_moves) count in. */
+  readonly timeZone: string;
+  /** Exact counts from the action log (see move-counts.ts). */
+  countMoves(range: DayRange, top: number): Promise<MoveCounts>;
   /** Whether a human confirmation may lift the cap (capConfirmation: allowed, and a cap set). */
   readonly canLiftCap: boolean;
   /** Agent moves left today; null when the cap is off. */
@@ -279,7 +295,14 @@ export function createGate(options: GateOptions): Gate {
   return {
     account,
     rules,
+    policy,
+    timeZone: tz,
     canLiftCap,
+    async countMoves(range, top) {
+      if (store.countMoves === undefined)
+        throw new MailError('unsupported', 'this policy store cannot count moves');
+      return store.countMoves(account, range, tz, top);
+    },
     async remaining() {
       return cap === 0 ? null : Math.max(0, cap - (await used(clock.now())));
     },
@@ -331,9 +354,10 @@ export function createGate(options: GateOptions): Gate {
             time: new Date(at).toISOString(),
             ...defined({
               messageId: item.messageId,
+              places: item.places?.length ? item.places.map((p) => ({ ...p })) : undefined,
               sender: item.sender,
               subject: item.subject,
-              senderRule: intent.senderRule,
+              senderRule: item.senderRule ?? intent.senderRule,
               capLiftedBy: liftedCap && capped(intent) ? ('human' as const) : undefined,
             }),
             ...extra,

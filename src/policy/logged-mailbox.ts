@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { isMailError } from '../mail/errors.js';
+import type { ErrorCode } from '../mail/errors.js';
 import type { Label } from '../mail/types.js';
 import type {
   DraftInput,
@@ -11,6 +13,17 @@ import type {
   MessageLabels,
 } from '../providers/mailbox.js';
 import type { ActionLog, ActionRecord } from './action-log.js';
+
+/**
+ * A failed write is "failed" only when the provider said it did not happen; a lost answer (the
+ * connection dropped, a deadline passed, an error we did not expect) may have been applied, so
+ * it is "unknown".
+ */
+const MAY_HAVE_HAPPENED: ReadonlySet<ErrorCode> = new Set(['network_error', 'internal_error']);
+export function writeOutcomeOf(e: unknown): 'failed' | 'unknown' {
+  if (!isMailError(e)) return 'unknown';
+  return MAY_HAVE_HAPPENED.has(e.code) ? 'unknown' : 'failed';
+}
 
 type Target = Pick<ActionRecord, 'threadIds' | 'messageIds' | 'labelId' | 'change' | 'detail'>;
 
@@ -45,24 +58,28 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     // What the write created (a filter or draft id) belongs in the record too.
     result?: (out: T) => Record<string, unknown>,
   ): Promise<T> {
-    await log.ensureWritable();
+    // The intent line goes in before the provider is asked: a crash (SIGKILL, power loss) during
+    // the write leaves it without an outcome line, and readers show such a write as unknown.
+    const call = randomUUID();
+    await log.append({ account, tool, op, call, ...target, outcome: 'pending' });
+    let out: T;
     try {
-      const out = await run();
-      const done =
-        result === undefined ? target : { ...target, detail: { ...target.detail, ...result(out) } };
-      await log.append({ account, tool, op, ...done, outcome: 'ok' });
-      return out;
+      out = await run();
     } catch (e) {
       await log.append({
         account,
         tool,
         op,
+        call,
         ...target,
-        outcome: 'failed',
+        outcome: writeOutcomeOf(e),
         error: isMailError(e) ? e.code : String(e),
       });
       throw e;
     }
+    const done = result === undefined ? target : { ...target, detail: { ...target.detail, ...result(out) } };
+    await log.append({ account, tool, op, call, ...done, outcome: 'ok' });
+    return out;
   }
   const copy = (c: LabelChange) => ({ add: [...c.add], remove: [...c.remove] });
   // A plain object, not a prototype of the provider: nothing else of the provider is reachable.
@@ -103,6 +120,8 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
       write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal)),
   };
   if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);
+  if (inner.inboxSince) out.inboxSince = inner.inboxSince.bind(inner);
+  if (inner.uidMarkAt) out.uidMarkAt = inner.uidMarkAt.bind(inner);
   addFilterAndDraftWrites(out, inner, write);
   return out;
 }

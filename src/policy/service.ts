@@ -6,6 +6,7 @@ import { CorrespondentSet } from './correspondents.js';
 import { createGate, filePolicyStore } from './gate.js';
 import type { Gate } from './gate.js';
 import { effectivePolicy, loadPolicy } from './write-policy.js';
+import type { EffectivePolicy } from './write-policy.js';
 
 /*
  * The write policy as a running server holds it: policy.json is read again for every write (a
@@ -16,11 +17,14 @@ import { effectivePolicy, loadPolicy } from './write-policy.js';
 
 export interface PolicyService {
   gateFor(account: string, mailbox: Mailbox): Promise<Gate>;
+  /** The account's effective rules, read from policy.json now (no mailbox needed). */
+  effective(account: string): Promise<EffectivePolicy>;
 }
 
 export function policyService(env: Env, log: ActionLog, clock: Clock): PolicyService {
   const sets = new Map<string, { set: CorrespondentSet; mailbox: { current: Mailbox } }>();
   return {
+    effective: async (account) => effectivePolicy(await loadPolicy(env), account),
     async gateFor(account, mailbox) {
       const policy = effectivePolicy(await loadPolicy(env), account);
       let entry = sets.get(account);

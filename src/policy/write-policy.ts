@@ -30,6 +30,7 @@ export interface PolicyRules {
   /** null: any label. */
   allowedLabels: string[] | null;
   senderRules: SenderRules;
+  /** How often a serving server applies the sender rules; 0: never on its own. */
   sweepRulesEveryMinutes: number;
 }
 
@@ -213,8 +214,11 @@ function rules(v: unknown, field: string, path: string): PartialRules {
         out[k] = int(value, f, 1, 3650, path);
         break;
       case 'correspondentsRefreshMinutes':
-      case 'sweepRulesEveryMinutes':
         out[k] = int(value, f, 1, 1440, path);
+        break;
+      case 'sweepRulesEveryMinutes':
+        // 0: the server does not sweep on its own (sweep-rules and the new-mail tools still do).
+        out[k] = int(value, f, 0, 1440, path);
         break;
       case 'dailyMoveCap':
         out[k] = int(value, f, 0, Number.MAX_SAFE_INTEGER, path);

@@ -158,6 +158,50 @@ export interface Mailbox {
    */
   sentRecipients?(days: number, signal?: AbortSignal): Promise<string[]>;
 
+  /**
+   * IMAP: INBOX arrivals above a UID mark, oldest first, for the sweep loop (list_new_mail,
+   * check_new_mail): one EXAMINE, one UID SEARCH and, when something is new, one header FETCH.
+   * Optional: a provider without UIDs (Gmail) is read through searchMessages and getThread.
+   */
+  inboxSince?(
+    mark: UidMark | undefined,
+    options: { limit: number; signal?: AbortSignal },
+  ): Promise<UidArrivals>;
+  /** IMAP: the UID mark that decides everything in INBOX up to `uid` (mark_handled). */
+  uidMarkAt?(target: { uid: number } | { messageId: string }, signal?: AbortSignal): Promise<UidMarkAt>;
+
   usage(): Usage;
   close(): Promise<void>;
+}
+
+/** Where the sweep stands in an IMAP INBOX (see src/mail/inbox-mark.ts). */
+export interface UidMark {
+  uidValidity: string;
+  /** Highest UID decided. */
+  uid: number;
+  /** Hashes of decided Message-IDs still in the inbox (messageIdHash), for a renumbered INBOX. */
+  decided: readonly string[];
+}
+
+export interface UidArrivals {
+  uidValidity: string;
+  uidNext: number;
+  /** The mark's UIDVALIDITY is not INBOX's: every UID changed, the whole inbox is listed. */
+  reset: boolean;
+  /** Messages above the mark (after a reset: in the inbox and not decided). */
+  total: number;
+  /** After a reset: inbox messages left out because the mark remembers them as decided. */
+  excludedDecided: number;
+  /** The oldest `limit` of them, ascending UID. */
+  items: Array<{ uid: number; id: string; threadId: string; internalDate: number }>;
+  /** The highest UID above the mark (undefined when nothing is new). */
+  newestUid?: number;
+}
+
+export interface UidMarkAt {
+  uidValidity: string;
+  uidNext: number;
+  uid: number;
+  /** Hashes of the Message-IDs in INBOX at or below `uid` (newest last, bounded). */
+  decided: string[];
 }

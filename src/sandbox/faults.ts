@@ -1,4 +1,9 @@
-export type FaultKind = 'http500' | 'http503' | '429' | 'reset' | 'delay';
+/**
+ * `hang`: the request is read and never answered (the socket stays open until the client gives
+ * up); with `apply: true` the request is carried out first, as when Gmail applied a write whose
+ * answer never reached the client. `delay` answers normally after `delayMs`.
+ */
+export type FaultKind = 'http500' | 'http503' | '429' | 'reset' | 'delay' | 'hang';
 
 export interface FaultRule {
   /** Method name as in stats(), e.g. 'messages.batchModify' or 'oauth.token'. */
@@ -12,12 +17,15 @@ export interface FaultRule {
   skip?: number;
   retryAfterSeconds?: number;
   delayMs?: number;
+  /** hang: carry the request out before hanging. */
+  apply?: boolean;
 }
 
 export interface Fault {
   kind: FaultKind;
   retryAfterSeconds?: number;
   delayMs?: number;
+  apply?: boolean;
 }
 
 interface LiveRule {
@@ -86,9 +94,10 @@ export class FaultInjector {
         return undefined;
       }
       live.times -= 1;
-      const { kind, retryAfterSeconds, delayMs } = live.rule;
+      const { kind, retryAfterSeconds, delayMs, apply } = live.rule;
       return {
         kind,
+        ...(apply === undefined ? {} : { apply }),
         ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
         ...(delayMs === undefined ? {} : { delayMs }),
       };

@@ -183,8 +183,10 @@ export function createRequestListener(
       req.socket.destroy();
       return;
     }
+    if (fault?.kind === 'hang' && fault.apply !== true) return;
+    const hangAfter = fault?.kind === 'hang';
     if (fault?.kind === 'delay') await sleep(fault.delayMs ?? 1000);
-    else if (fault) return sendError(res, faultError(fault));
+    else if (fault && fault.kind !== 'hang') return sendError(res, faultError(fault));
 
     if (target.kind === 'authorize') {
       return sendHtml(
@@ -220,6 +222,8 @@ export function createRequestListener(
       now: deps.clock.now(),
       staleThreadIndex: deps.staleThreadIndex(),
     });
+    // Carried out, never answered: the client must find out from the mailbox what happened.
+    if (hangAfter) return;
     send(res, answer.status, answer.body);
   };
 

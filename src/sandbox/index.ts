@@ -15,6 +15,33 @@ import type { SandboxStats } from './stats.js';
 import { StatsCounter } from './stats.js';
 import type { SandboxMailboxView } from './view.js';
 import { viewOf } from './view.js';
+import { arrivalHeaders } from './corpus/auth.js';
+import type { Arrival, AuthSpec } from './corpus/auth.js';
+import { foldHeader } from './corpus/mime.js';
+import { Rng } from './corpus/rng.js';
+import { parseMessage } from './message.js';
+import { parseAddressList } from '../mail/headers.js';
+import { headerValue } from '../mail/headers.js';
+
+export type { Arrival, AuthSpec } from './corpus/auth.js';
+
+/** `raw` with the headers its arrival adds on top, in its own line ends. */
+function withArrivalHeaders(
+  raw: string,
+  via: Arrival,
+  owner: string,
+  at: number,
+  n: number,
+  auth: AuthSpec | undefined,
+): string {
+  if (via === 'import') return raw;
+  const { headers } = parseMessage(raw, at);
+  const envelope = headerValue(headers, 'Return-Path') ?? headerValue(headers, 'From') ?? '';
+  const from = parseAddressList(envelope)[0]?.address ?? 'unknown@unknown.invalid';
+  const eol = raw.includes('\r\n') ? '\r\n' : '\n';
+  const added = arrivalHeaders(via, owner, at, from, new Rng(`sandbox-deliver/${n}`), auth);
+  return `${added.map(([k, v]) => foldHeader(k, v).replace(/\r?\n/g, eol)).join(eol)}${eol}${raw}`;
+}
 
 export type { FaultKind, FaultRule } from './faults.js';
 export { FaultInjector } from './faults.js';
@@ -62,6 +89,8 @@ export class Sandbox {
   private staleMessageIndex: boolean;
   private server: Server | undefined;
   private origin = '';
+  /** Deliveries so far: seeds the trace ids each one gets. */
+  private deliveries = 0;
 
   private constructor(options: SandboxOptions) {
     this.clock = options.clock ?? new OffsetClock();
@@ -163,9 +192,29 @@ export class Sandbox {
     return id;
   }
 
-  /** New mail arriving now: threaded by In-Reply-To/References, run through filters, recorded in history. */
-  deliver(email: string, raw: string, labelIds: string[]): { id: string; threadId: string } {
-    const msg = this.mailboxOf(email).addMessage(raw, labelIds, this.clock.now(), {
+  /**
+   * New mail arriving now: threaded by In-Reply-To/References, run through filters, recorded in
+   * history. Like Gmail, mail received over SMTP (the default) gets Gmail's trace and its own
+   * Authentication-Results on top (verdicts from `auth`, else SPF "none" and nothing else: the
+   * sandbox checks nothing); mail fetched over POP gets the fetcher's lines and no report;
+   * imported mail gets nothing.
+   */
+  deliver(
+    email: string,
+    raw: string,
+    labelIds: string[],
+    options: { via?: Arrival; auth?: AuthSpec } = {},
+  ): { id: string; threadId: string } {
+    const now = this.clock.now();
+    const arrived = withArrivalHeaders(
+      raw,
+      options.via ?? 'smtp',
+      email,
+      now,
+      this.deliveries++,
+      options.auth,
+    );
+    const msg = this.mailboxOf(email).addMessage(arrived, labelIds, now, {
       placement: 'reply',
       record: true,
       applyFilters: true,

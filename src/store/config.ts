@@ -7,9 +7,12 @@ import type { TokenDeps } from './tokens.js';
 
 export type Env = Record<string, string | undefined>;
 
-/** MAILWARDEN_CONFIG_DIR, else $XDG_CONFIG_HOME/mailwarden, else ~/.config/mailwarden. */
+/**
+ * MAILWARDEN_CONFIG_DIR (or MAILWARDEN_DIR, the reference server's spelling), else
+ * $XDG_CONFIG_HOME/mailwarden, else ~/.config/mailwarden.
+ */
 export function configDir(env: Env): string {
-  const explicit = env['MAILWARDEN_CONFIG_DIR'];
+  const explicit = env['MAILWARDEN_CONFIG_DIR'] || env['MAILWARDEN_DIR'];
   if (explicit) return explicit;
   const xdg = env['XDG_CONFIG_HOME'];
   return join(xdg && xdg !== '' ? xdg : join(homedir(), '.config'), 'mailwarden');

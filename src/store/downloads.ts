@@ -12,6 +12,7 @@ import { open, realpath, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { isMailError, MailError } from '../mail/errors.js';
+import { shownAs } from '../mail/fence-format.js';
 import type { ActionLog, ActionRecord } from '../policy/action-log.js';
 
 export const DOWNLOAD_DIR_ENV = 'MAILWARDEN_DOWNLOAD_DIR';
@@ -42,15 +43,29 @@ function splitExtension(name: string): [string, string] {
 
 /**
  * One harmless path segment from a name the mail (or a model) proposed: no separators, no "..",
- * no leading dot or dash, no control, format (bidi, zero-width, tag) or unassigned characters,
- * no characters Windows forbids, no reserved device names, at most 200 UTF-8 bytes with the
- * extension kept. "" when nothing usable is left.
+ * no leading dot or dash, no control, format (bidi, zero-width, tag), surrogate, private-use or
+ * unassigned characters, no characters Windows forbids, no reserved device names, at most 200
+ * UTF-8 bytes with the extension kept. "" when nothing usable is left.
+ *
+ * The result is also exactly what a tool result shows (fence-format shownAs): every character
+ * the result cleaner would drop or rewrite (⟦ ⟧ become [ ]) is gone already, so the name a
+ * result reports is the name on disk.
  */
 export function sanitizeFileName(raw: string): string {
-  let s = raw
-    .normalize('NFC')
-    .replace(/[\t\n\v\f\r]/g, ' ')
-    .replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/gu, '')
+  let s = raw;
+  // Each round only removes characters or writes ASCII; a second round settles what the first
+  // left at a cut (a joiner the byte cap separated from its emoji, a space before a removed dot).
+  for (let round = 0; round < 4; round++) {
+    const next = sanitizeOnce(s);
+    if (next === s) break;
+    s = next;
+  }
+  return s;
+}
+
+function sanitizeOnce(raw: string): string {
+  let s = shownAs(raw.normalize('NFC').replace(/[\t\n\v\f\r]/g, ' '))
+    .replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/gu, (ch) => (ch === '\u200D' ? ch : ''))
     // A path keeps its names but not its structure: "../../etc/passwd" → "etc_passwd".
     .split(/[/\\]+/)
     .filter((segment) => !/^\.*$/.test(segment.trim()))
@@ -127,6 +142,12 @@ export async function resolveDownloadDir(configured: string | undefined): Promis
     throw new MailError(
       'forbidden_operation',
       `${DOWNLOAD_DIR_ENV} (${configured}) is not a directory. ${HOW_TO_SET}`,
+    );
+  // A result could not show such a path as it is, so the path it reported would not be the file.
+  if (shownAs(real) !== real)
+    throw new MailError(
+      'forbidden_operation',
+      `${DOWNLOAD_DIR_ENV} resolves to a path with invisible, control or fence-bracket characters, which results cannot show as they are. ${HOW_TO_SET}`,
     );
   return real;
 }

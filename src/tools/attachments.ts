@@ -4,7 +4,7 @@ import type { LocatedAttachment } from '../mail/archive/locate.js';
 import { invalidInput, MailError } from '../mail/errors.js';
 import type { MailThread } from '../mail/types.js';
 import { resolveDownloadDir } from '../store/downloads.js';
-import { defineTool } from './define.js';
+import { defineTool, fenceOrEmpty } from './define.js';
 import type { ToolContext } from './define.js';
 
 /** Attachments download_attachment will hold in memory to save (Gmail accepts 25 MB per message). */
@@ -20,10 +20,9 @@ const which = {
     .describe('needed with partId when the thread has several messages'),
   partId: z
     .string()
-    .min(1)
     .max(100)
     .optional()
-    .describe("get_thread's attachments[].partId: stable, preferred"),
+    .describe('get_thread\'s attachments[].partId: stable, preferred ("" is the message root)'),
   attachmentId: z.string().min(1).max(4000).optional().describe("get_thread's attachments[].attachmentId"),
   filename: z.string().min(1).max(1000).optional().describe('exact attachment filename, when unambiguous'),
 };
@@ -110,7 +109,7 @@ export const readAttachment = defineTool({
     messageId: z.string(),
     partId: z.string().optional(),
     filename: z.string().describe('fenced'),
-    mimeType: z.string().describe('as declared by the sender; not used to judge the format'),
+    mimeType: z.string().describe('as declared by the sender, fenced; not used to judge the format'),
     size: z.number(),
     format: z.enum(['text', 'gzip', 'zip']),
     detected: z.string().describe('what the bytes are, by signature'),
@@ -167,14 +166,14 @@ export const readAttachment = defineTool({
       threadId: got.thread.id,
       messageId: got.found.message.id,
       ...(got.found.meta ? { partId: got.found.meta.partId } : {}),
-      filename: f.wrap(got.filename),
-      mimeType: got.found.meta?.mimeType ?? '',
+      filename: fenceOrEmpty(f, got.filename),
+      mimeType: f.wrap(got.found.meta?.mimeType ?? ''),
       size: got.bytes.byteLength,
       ...read,
       entries: read.entries.map((e) => ({
         ...e,
         name: f.wrap(e.name),
-        ...(e.text === undefined ? {} : { text: f.wrap(e.text) }),
+        ...(e.text === undefined ? {} : { text: f.wrapText(e.text) }),
       })),
       skipped: read.skipped.map((s) => ({ ...s, name: f.wrap(s.name) })),
       ...(read.listing ? { listing: read.listing.map((l) => ({ ...l, name: f.wrap(l.name) })) } : {}),
@@ -231,7 +230,7 @@ export const downloadAttachment = defineTool({
       threadId: got.thread.id,
       messageId: got.found.message.id,
       ...(partId === undefined ? {} : { partId }),
-      filename: f.wrap(got.filename),
+      filename: fenceOrEmpty(f, got.filename),
       savedAs: f.wrap(saved.fileName),
       path: f.wrap(saved.path),
       directory: saved.directory,

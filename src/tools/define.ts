@@ -10,6 +10,7 @@ import type { Downloads } from '../store/downloads.js';
 import type { Outbound } from '../net/outbound.js';
 import type { ActionLog } from '../policy/action-log.js';
 import type { Gate } from '../policy/gate.js';
+import type { InboxMarkStore } from '../store/inbox-mark.js';
 
 /**
  * How a tool touches the world; `src/mcp/` derives the MCP annotations from it:
@@ -56,6 +57,10 @@ export interface ToolContext {
    * without the policy.
    */
   gate?: () => Promise<Gate>;
+  /** The sweep's new-mail marks in the config dir (list_new_mail, mark_handled, check_new_mail). */
+  inboxMarks?: InboxMarkStore;
+  /** The tiers this call's account is served with (absent: unknown, e.g. unit tests). */
+  tiers?: ReadonlySet<Tier>;
 }
 
 /** What a tool gets for outbound requests: the guarded client, and the action log they go to. */
@@ -93,6 +98,15 @@ export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject>;
 /** A tool is a value: defining one registers nothing. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: ToolDefinition<I, O>): AnyTool {
   return def as unknown as AnyTool;
+}
+
+/**
+ * Fenced mail text, or '' when there is nothing to fence (a part without a filename): an empty
+ * fence says nothing and costs context.
+ */
+export function fenceOrEmpty(fence: Fence, text: string): string {
+  const wrapped = fence.wrap(text);
+  return wrapped === fence.wrap('') ? '' : wrapped;
 }
 
 /** ctx.confirm where there is one; a context without a human channel counts as unable to ask. */

@@ -13,6 +13,7 @@ import { getThread } from './thread.js';
 const noFence: Fence = {
   nonce: '',
   wrap: (text: string) => text,
+  wrapText: (text: string) => text,
   notice: () => '',
 };
 

@@ -3,9 +3,9 @@ import { mapBounded } from '../mail/async.js';
 import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
 import type { ErrorCode } from '../mail/errors.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
-import type { MailThread } from '../mail/types.js';
+import type { MailMessage, MailPlace, MailThread } from '../mail/types.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
-import type { Mailbox } from '../providers/mailbox.js';
+import type { LabelChange, Mailbox } from '../providers/mailbox.js';
 import { confirmChange, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 
@@ -24,7 +24,7 @@ export const refusedSchema = z
   .describe('refused by the write policy (README "What the server enforces"), untouched');
 
 export interface GuardedReport {
-  changed: Array<{ threadId: string; messages?: number }>;
+  changed: Array<{ threadId: string; messages?: number; readBack?: boolean }>;
   failed: Array<{ threadId: string; code: string; message: string }>;
   refused: Array<{ threadId: string; rule: string; reason: string }>;
   notAttempted: string[];
@@ -32,7 +32,38 @@ export interface GuardedReport {
   usage: { requests: number; quotaUnits: number };
 }
 
+/**
+ * A write whose answer never came (deadline, connection lost after sending): it may have landed.
+ * Providers say so with a network_error that is not retryable.
+ */
+export function isOutcomeUnknown(e: unknown): boolean {
+  return isMailError(e) && e.code === 'network_error' && !e.retryable;
+}
+
+/** Whether every message of the thread carries the change now (a failed read says no). */
+async function visibleNow(mailbox: Mailbox, threadId: string, change: LabelChange): Promise<boolean> {
+  try {
+    const t = await mailbox.getThread(threadId, { format: 'metadata', metadataHeaders: ['Message-ID'] });
+    return (
+      t.messages.length > 0 &&
+      t.messages.every(
+        (m) =>
+          change.add.every((l) => m.labelIds.includes(l)) &&
+          !change.remove.some((l) => m.labelIds.includes(l)),
+      )
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** One thread as the policy sees it: where its messages are, and who wrote them. */
+/** IMAP: the copies of the messages a change moves, for the log (Gmail has none). */
+export function placesOf(messages: readonly MailMessage[]): { places?: MailPlace[] } {
+  const places = messages.flatMap((m) => m.places ?? []);
+  return places.length > 0 ? { places } : {};
+}
+
 export function gateItem(t: MailThread, action: GateIntent['action']): GateItem {
   const labels = [...new Set(t.messages.flatMap((m) => m.labelIds))];
   // The user's own messages say nothing about who the conversation is with.
@@ -52,6 +83,7 @@ export function gateItem(t: MailThread, action: GateIntent['action']): GateItem 
     ...(subject === undefined ? {} : { subject }),
     ...(messageId === undefined ? {} : { messageId }),
     labelIds: labels,
+    ...placesOf(moving),
   };
 }
 
@@ -64,10 +96,14 @@ export async function guardedPerThread(
   ids: readonly string[],
   intent: GateIntent,
   write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
+  /** The labels the write leaves on every message: read back when its answer never came. */
+  expect?: LabelChange,
 ): Promise<GuardedReport> {
   const before = ctx.mailbox.usage();
   const out: GuardedReport = { changed: [], failed: [], refused: [], notAttempted: [], usage: before };
   const items: GateItem[] = [];
+  // A rate limit's wait, for the error when nothing changed (rate_limited keeps it).
+  let retryAfter: number | undefined;
   const reads = await mapBounded(ids, readConcurrency(ctx.mailbox, READS), async (id) => {
     try {
       return await ctx.mailbox.getThread(id, {
@@ -75,6 +111,7 @@ export async function guardedPerThread(
         metadataHeaders: ['From', 'Subject', 'Message-ID'],
       });
     } catch (e) {
+      if (isMailError(e) && e.retryAfterSeconds !== undefined) retryAfter ??= e.retryAfterSeconds;
       out.failed.push({
         threadId: id,
         code: isMailError(e) ? e.code : 'internal_error',
@@ -84,17 +121,27 @@ export async function guardedPerThread(
     }
   });
   for (const t of reads) if (t !== undefined) items.push(gateItem(t, intent.action));
+  // After a rate limit the provider has already had its one wait: the rest is not attempted.
+  let stopped = false;
   const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> =>
     mapBounded(allowed, readConcurrency(ctx.mailbox, 4), async (item) => {
       if (ctx.signal.aborted) return { id: item.id, outcome: 'failed', error: 'not attempted: cancelled' };
+      if (stopped) return { id: item.id, outcome: 'failed', error: 'not attempted: rate limited' };
       try {
         const n = await write(ctx.mailbox, item.id);
         if (n !== undefined) counts.set(item.id, n);
         return { id: item.id, outcome: 'moved' };
       } catch (e) {
+        if (isMailError(e) && e.code === 'rate_limited') stopped = true;
+        if (isMailError(e) && e.retryAfterSeconds !== undefined) retryAfter ??= e.retryAfterSeconds;
+        // A write whose answer was lost may have happened: unknown, and counted against the cap,
+        // unless the thread's labels, read back now, show it did.
+        const unknown = isOutcomeUnknown(e);
+        if (unknown && expect !== undefined && (await visibleNow(ctx.mailbox, item.id, expect))) {
+          readBack.add(item.id);
+          return { id: item.id, outcome: 'moved' };
+        }
         errors.set(item.id, e);
-        // A write whose answer was lost may have happened: unknown, and counted against the cap.
-        const unknown = isMailError(e) && e.code === 'network_error' && !e.retryable;
         return {
           id: item.id,
           outcome: unknown ? 'unknown' : 'failed',
@@ -102,10 +149,11 @@ export async function guardedPerThread(
         };
       }
     });
+  const readBack = new Set<string>();
   const counts = new Map<string, number>();
   const errors = new Map<string, unknown>();
   if (ctx.gate === undefined) {
-    for (const r of await writeAll(items)) record(out, r.id, r.outcome, counts, errors);
+    for (const r of await writeAll(items)) record(out, r.id, r.outcome, counts, errors, readBack);
   } else {
     const gate = await ctx.gate();
     let capLifted = false;
@@ -128,7 +176,7 @@ export async function guardedPerThread(
     for (const r of run.results) {
       if (r.outcome === 'refused')
         out.refused.push({ threadId: r.id, rule: r.rule ?? 'policy', reason: r.reason ?? '' });
-      else record(out, r.id, r.outcome, counts, errors);
+      else record(out, r.id, r.outcome, counts, errors, readBack);
     }
     if (run.remainingToday !== null && run.remainingToday !== undefined)
       out.remainingToday = run.remainingToday;
@@ -138,7 +186,9 @@ export async function guardedPerThread(
     requests: after.requests - before.requests,
     quotaUnits: after.quotaUnits - before.quotaUnits,
   };
-  if (out.changed.length === 0 && (out.refused.length > 0 || out.failed.length > 0)) {
+  // A write whose outcome is unknown may have changed something: that is a report, not an error.
+  const unknown = out.failed.some((f) => f.code === 'unknown');
+  if (out.changed.length === 0 && !unknown && (out.refused.length > 0 || out.failed.length > 0)) {
     // Nothing changed: the call is an error, and says item by item why.
     const why = [
       ...out.refused.map((r) => `${r.threadId.slice(0, 24)}…: refused (${r.rule}): ${r.reason}`),
@@ -151,7 +201,10 @@ export async function guardedPerThread(
     throw new MailError(
       allRefused ? 'forbidden_operation' : (known ?? 'network_error'),
       `nothing was changed${allRefused ? ': the write policy refused every thread' : ''} — ${why.join('; ')}`,
-      { retryable: false },
+      {
+        retryable: known === 'rate_limited',
+        ...(known === 'rate_limited' && retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+      },
     );
   }
   return out;
@@ -163,10 +216,15 @@ function record(
   outcome: 'moved' | 'failed' | 'unknown',
   counts: ReadonlyMap<string, number>,
   errors: ReadonlyMap<string, unknown>,
+  readBack: ReadonlySet<string>,
 ): void {
   if (outcome === 'moved') {
     const n = counts.get(id);
-    out.changed.push({ threadId: id, ...(n === undefined ? {} : { messages: n }) });
+    out.changed.push({
+      threadId: id,
+      ...(n === undefined ? {} : { messages: n }),
+      ...(readBack.has(id) ? { readBack: true } : {}),
+    });
     return;
   }
   const e = errors.get(id);
@@ -179,7 +237,7 @@ function record(
     code: outcome === 'unknown' ? 'unknown' : isMailError(e) ? e.code : 'internal_error',
     message:
       outcome === 'unknown'
-        ? `outcome unknown: ${String((e as Error)?.message ?? e)}`
+        ? `outcome unknown: ${String((e as Error)?.message ?? e)}${isOutcomeUnknown(e) ? ' (read back just now: the change is not on every message yet)' : ''}`
         : String((e as Error)?.message ?? e),
   });
 }

@@ -8,6 +8,8 @@ import { listFilters, previewFilter } from './filters.js';
 import { createFilter, deleteFilter } from './filters-write.js';
 import { getProfile, listLabels, whatChanged } from './mailbox-info.js';
 import { search } from './search.js';
+import { countMoves, listSenderRules } from './policy-info.js';
+import { checkNewMailTool, listNewMail, markHandled } from './new-mail.js';
 import { listSnoozed, snooze, unsnooze } from './snooze.js';
 import { sweepSnoozed } from './snooze-sweep.js';
 import { listSubscriptions, listUnsubscribe } from './subscriptions.js';
@@ -29,11 +31,16 @@ export const ALL_TOOLS: readonly AnyTool[] = [
   listSubscriptions,
   readAttachment,
   listSnoozed,
+  listSenderRules,
+  countMoves,
+  listNewMail,
+  checkNewMailTool,
   // manage
   ...ORGANISE_TOOLS,
   snooze,
   unsnooze,
   sweepSnoozed,
+  markHandled,
   unsubscribe,
   bulkUnsubscribe,
   downloadAttachment,

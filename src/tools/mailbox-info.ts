@@ -11,6 +11,10 @@ const label = z.object({
   messagesUnread: z.number().optional(),
   threadsTotal: z.number().optional(),
   threadsUnread: z.number().optional(),
+  color: z
+    .object({ backgroundColor: z.string(), textColor: z.string() })
+    .optional()
+    .describe("the label's colour in Gmail (hex), when it has one"),
 });
 
 export const listLabels = defineTool({
@@ -19,22 +23,25 @@ export const listLabels = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'List the mailbox labels (system and user) with ids. counts: true adds message/thread totals and unread counts (one extra request per label).',
+    'List the mailbox labels (system and user) with ids and colours. counts: true adds message/thread totals and unread counts (one extra request per label).',
   input: z.strictObject({ counts: z.boolean().default(false) }),
   output: z.object({ labels: z.array(label) }),
   async handle(ctx, args) {
     const labels = await ctx.mailbox.listLabels(ctx.signal);
-    if (!args.counts) return { labels: labels.map(({ id, name, type }) => ({ id, name, type })) };
+    if (!args.counts)
+      return {
+        labels: labels.map(({ id, name, type, color }) => ({ id, name, type, ...(color ? { color } : {}) })),
+      };
     // Gmail's labels.list omits counts; labels.get has them.
     const detailed = await mapBounded(labels, 8, (l) => ctx.mailbox.getLabel(l.id, ctx.signal));
-    return {
-      labels: detailed.map((l) => {
-        const { color: _color, ...rest } = l;
-        return rest;
-      }),
-    };
+    return { labels: detailed };
   },
 });
+
+/** Server-made advice; the account name is the user's own configuration, not mail. */
+function authservIdMissing(account: string): string {
+  return `No trusted authserv-id is set for account "${account}", so sender authentication reads unchecked on every message. The user sets it by re-adding the account with --authserv-id ID, ID being the name the receiving server writes first in the topmost Authentication-Results header of mail it received; \`mailwarden check --account ${account}\` prints the exact command.`;
+}
 
 export const getProfile = defineTool({
   name: 'get_profile',
@@ -63,7 +70,13 @@ export const getProfile = defineTool({
     authservId: z
       .string()
       .optional()
-      .describe('Authentication-Results are read only from this id; absent: every message is unchecked'),
+      .describe(
+        'only the topmost Authentication-Results is read, and only when its authserv-id is this one; absent: every message is unchecked',
+      ),
+    authservIdMissing: z
+      .string()
+      .optional()
+      .describe('when no authserv-id is set: what that means and how to set it'),
     serverVersion: z.string(),
   }),
   async handle(ctx) {
@@ -76,7 +89,9 @@ export const getProfile = defineTool({
       threadsTotal: p.threadsTotal,
       historyId: p.historyId,
       capabilities: { ...ctx.mailbox.capabilities },
-      ...(ctx.mailbox.trustedAuthservId === undefined ? {} : { authservId: ctx.mailbox.trustedAuthservId }),
+      ...(ctx.mailbox.trustedAuthservId === undefined
+        ? { authservIdMissing: authservIdMissing(ctx.mailbox.account) }
+        : { authservId: ctx.mailbox.trustedAuthservId }),
       serverVersion: ctx.serverVersion,
     };
   },

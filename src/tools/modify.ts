@@ -36,10 +36,21 @@ function oneOfTargets(
 const labelList = z.array(z.string().min(1).max(300)).max(50);
 
 const report = {
-  changed: z.array(z.object({ threadId: z.string(), messages: z.number().optional() })),
+  changed: z.array(
+    z.object({
+      threadId: z.string(),
+      messages: z.number().optional(),
+      readBack: z
+        .boolean()
+        .optional()
+        .describe('the answer never came; the thread read back afterwards shows the change'),
+    }),
+  ),
   failed: z.array(z.object({ threadId: z.string(), code: z.string(), message: z.string() })),
   refused: refusedSchema.optional(),
-  notAttempted: z.array(z.string()).describe('not started because the call was cancelled'),
+  notAttempted: z
+    .array(z.string())
+    .describe('not started: the call was cancelled, ran out of time, or Gmail rate-limited it'),
   remainingToday: z
     .number()
     .optional()
@@ -86,6 +97,7 @@ export const modifyLabels = defineTool({
         applied.remove.map((l) => l.name),
       ),
       async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+      change,
     );
     return {
       change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
@@ -124,6 +136,7 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
         threadList(args),
         labelIntent(name, change, [], []),
         async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+        change,
       ),
   });
 }
@@ -165,6 +178,7 @@ export const trash = defineTool({
         await mailbox.trashThread(threadId);
         return undefined;
       },
+      { add: ['TRASH'], remove: [] },
     ),
 });
 
@@ -185,6 +199,7 @@ export const untrash = defineTool({
         await mailbox.untrashThread(threadId);
         return undefined;
       },
+      { add: [], remove: ['TRASH'] },
     ),
 });
 
@@ -215,5 +230,6 @@ export const restore = defineTool({
         const remove = labels.has('SPAM') ? ['SPAM'] : [];
         return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove })).length;
       },
+      { add: ['INBOX'], remove: ['TRASH', 'SPAM'] },
     ),
 });

@@ -6,7 +6,7 @@ import type { SignalDetails } from '../mail/signals.js';
 import { SIGNAL_NAMES } from '../mail/vocabulary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { verifyThreads } from '../mail/verify.js';
-import { defineTool, readConcurrency } from './define.js';
+import { defineTool, readConcurrency, fenceOrEmpty } from './define.js';
 import type { FanOutPart } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
@@ -129,7 +129,11 @@ export const search = defineTool({
           from: f.wrap(s.from),
           snippet: f.wrap(s.snippet),
           last: { ...s.last, from: f.wrap(s.last.from) },
-          attachments: s.attachments.map((a) => ({ ...a, filename: f.wrap(a.filename) })),
+          attachments: s.attachments.map((a) => ({
+            ...a,
+            filename: fenceOrEmpty(f, a.filename),
+            mimeType: f.wrap(a.mimeType),
+          })),
           ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),
         };
       }),

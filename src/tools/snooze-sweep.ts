@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { isMailError } from '../mail/errors.js';
+import { MailError, isMailError } from '../mail/errors.js';
+import type { Gate, GateItem } from '../policy/gate.js';
+import { writeOutcomeOf } from '../policy/logged-mailbox.js';
 import type { ErrorCode } from '../mail/errors.js';
 import { isoInZone } from '../mail/snooze-dates.js';
 import { chunk, snoozeLabelsOf } from '../mail/snooze-labels.js';
@@ -101,6 +103,61 @@ async function isEmpty(ctx: ToolContext, label: SnoozeLabel): Promise<boolean> {
   return page.items.length === 0;
 }
 
+/**
+ * One batch, under the write policy when there is one: the account's write lock (a sweep from
+ * cron and a server never interleave with other writers), and a line per message in the action
+ * log, intent before the write and outcome after. A return is a restore (it counts against no
+ * cap); a release only removes the snooze label. Both are the server's doing (actor "rule").
+ */
+async function sweepBatch(
+  ctx: ToolContext,
+  gate: Gate | undefined,
+  w: { plan: Plan; batch: Batch; ids: string[]; change: LabelChange },
+): Promise<void> {
+  if (gate === undefined) {
+    await ctx.mailbox.modifyMessages(w.ids, w.change, ctx.signal);
+    return;
+  }
+  const place = w.batch.kind === 'return' ? [w.plan.label.id] : ['TRASH'];
+  const items: GateItem[] = w.ids.map((id) => ({
+    id,
+    kind: 'message',
+    messageCount: 1,
+    sender: undefined,
+    senderHeader: '',
+    labelIds: place,
+  }));
+  let failure: unknown;
+  const run = await gate.run(
+    items,
+    w.batch.kind === 'return'
+      ? { tool: 'sweep_snoozed', action: 'restore', actor: 'rule' }
+      : { tool: 'sweep_snoozed', action: 'label', actor: 'rule', removeLabels: [w.plan.label.name] },
+    async (allowed, signal) => {
+      try {
+        await ctx.mailbox.modifyMessages(
+          allowed.map((a) => a.id),
+          w.change,
+          signal,
+        );
+        return allowed.map((a) => ({ id: a.id, outcome: 'moved' as const }));
+      } catch (e) {
+        failure = e;
+        const outcome = writeOutcomeOf(e);
+        return allowed.map((a) => ({ id: a.id, outcome, error: errorOf(e, ctx).code }));
+      }
+    },
+  );
+  if (failure !== undefined) throw failure;
+  if (run.writeError !== undefined) throw run.writeError;
+  const refused = run.results.find((r) => r.outcome === 'refused');
+  if (refused)
+    throw new MailError(
+      'forbidden_operation',
+      `the write policy refused the batch: ${refused.reason ?? refused.rule}`,
+    );
+}
+
 /** Runs one sweep (or only plans it, with dryRun). Used by the tool, the CLI and auto-sweep. */
 export async function runSweep(ctx: ToolContext, dryRun: boolean): Promise<SweepReport> {
   const timeZone = serverTimeZone();
@@ -149,10 +206,11 @@ export async function runSweep(ctx: ToolContext, dryRun: boolean): Promise<Sweep
     }
   }
   let stopped = false;
+  const gate = ctx.gate ? await ctx.gate() : undefined;
   for (const [i, w] of work.entries()) {
     if (stopped || ctx.signal.aborted) break;
     try {
-      await ctx.mailbox.modifyMessages(w.ids, w.change, ctx.signal);
+      await sweepBatch(ctx, gate, w);
       w.batch.outcome = 'ok';
     } catch (e) {
       const err = errorOf(e, ctx);

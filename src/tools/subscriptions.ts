@@ -12,6 +12,9 @@ import {
 import type { UnsubscribeHeaders } from '../mail/unsubscribe.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { checkUrl } from '../net/guard.js';
+import { domainOfAddress } from '../mail/domains.js';
+import { parseAddressList } from '../mail/headers.js';
+import { shownUrl } from '../mail/shown-url.js';
 import { defineTool, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 import { usage } from './search.js';
@@ -25,34 +28,80 @@ const mailto = z.object({
   body: z.string().optional(),
 });
 
+/** A URL from the header as the request it would make (mail/shown-url.ts); every string fenced. */
+export const shownUrlSchema = z.object({
+  url: z
+    .string()
+    .describe(
+      'fenced: the request that would be made, as the URL parser serialises it (host in punycode, any other non-ASCII or control character percent-encoded), so nothing in it is hidden',
+    ),
+  host: z.string().optional().describe('fenced: the host requested (punycode)'),
+  hostUnicode: z.string().optional().describe('fenced: the host as a person reads it, when it differs'),
+  lookalike: z
+    .literal(true)
+    .optional()
+    .describe(
+      'the host imitates another name (confusable characters, mixed scripts, a bad A-label, or the sender’s own domain)',
+    ),
+  resembles: z.string().optional().describe('fenced: the name it passes for'),
+  parses: z.literal(false).optional().describe('not a URL the parser accepts: nothing would be requested'),
+});
+
 /** Options as the message's own headers give them; every string is fenced mail text. */
 export const unsubscribeOptions = z.object({
   oneClick: z.boolean().describe('RFC 8058 one-click: unsubscribe / bulk_unsubscribe can call it'),
-  oneClickUrl: z.string().optional(),
+  oneClickUrl: z.string().optional().describe('fenced: exactly the URL unsubscribe would POST to'),
   notOneClickBecause: z.string().optional(),
-  https: z.array(z.string()).describe('https URIs in List-Unsubscribe; only oneClickUrl is ever called'),
-  http: z.array(z.string()).describe('plain http URIs: reported, never called'),
+  https: z.array(shownUrlSchema).describe('https URIs in List-Unsubscribe; only oneClickUrl is ever called'),
+  http: z.array(shownUrlSchema).describe('plain http URIs: reported, never called'),
   mailto: z.array(mailto).describe('for the human to send; mailwarden never sends mail'),
 });
 
 type Options = z.input<typeof unsubscribeOptions>;
+type Shown = z.input<typeof shownUrlSchema>;
+
+export function fencedUrl(raw: string, f: Fence, references: readonly string[]): Shown {
+  const u = shownUrl(raw, references);
+  return {
+    url: f.wrap(u.url),
+    ...(u.host === undefined ? {} : { host: f.wrap(u.host) }),
+    ...(u.hostUnicode === undefined ? {} : { hostUnicode: f.wrap(u.hostUnicode) }),
+    ...(u.lookalike ? { lookalike: true as const } : {}),
+    ...(u.resembles === undefined ? {} : { resembles: f.wrap(u.resembles) }),
+    ...(u.parses === false ? { parses: false as const } : {}),
+  };
+}
+
+/** The sender's domain, the reference a lookalike host in its own URLs is judged against. */
+function senderDomainOf(h: UnsubscribeHeaders): string[] {
+  const from = h.message.headers.find((x) => x.name.toLowerCase() === 'from')?.value ?? '';
+  const domain = domainOfAddress(parseAddressList(from)[0]?.address ?? '');
+  return domain === '' ? [] : [domain];
+}
 
 /** Fenced options of the message that carries the header, judged by the static URL checks too. */
 export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
   let verdict = h.oneClick;
+  let called: string | undefined;
   if (verdict.ok) {
     const c = checkUrl(verdict.url);
     if (!c.ok) verdict = { ok: false, reason: c.reason };
+    else called = c.url.href;
   }
+  const refs = senderDomainOf(h);
   return {
     oneClick: verdict.ok,
-    ...(verdict.ok ? { oneClickUrl: f.wrap(verdict.url) } : { notOneClickBecause: verdict.reason }),
-    https: h.options.https.map((u) => f.wrap(u)),
-    http: h.options.http.map((u) => f.wrap(u)),
+    ...(called !== undefined
+      ? { oneClickUrl: f.wrap(called) }
+      : verdict.ok
+        ? {}
+        : { notOneClickBecause: verdict.reason }),
+    https: h.options.https.map((u) => fencedUrl(u, f, refs)),
+    http: h.options.http.map((u) => fencedUrl(u, f, refs)),
     mailto: h.options.mailto.map((m) => ({
       address: f.wrap(m.address),
       ...(m.subject === undefined ? {} : { subject: f.wrap(m.subject) }),
-      ...(m.body === undefined ? {} : { body: f.wrap(m.body.slice(0, 500)) }),
+      ...(m.body === undefined ? {} : { body: f.wrapText(m.body.slice(0, 500)) }),
     })),
   };
 }
@@ -82,8 +131,8 @@ export const listUnsubscribe = defineTool({
     newerMessagesWithoutHeader: z.number().optional().describe('messages after the one carrying the header'),
     options: unsubscribeOptions.optional(),
     bodyCandidates: z
-      .array(z.object({ url: z.string(), text: z.string() }))
-      .describe('fenced; never fetched'),
+      .array(shownUrlSchema.extend({ text: z.string().describe('fenced: the words around the link') }))
+      .describe('never fetched'),
   }),
   async handle(ctx, args) {
     const thread = await metadataRead(ctx, args.threadId);
@@ -105,13 +154,18 @@ export const listUnsubscribe = defineTool({
     const full = await ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal });
     const { extractBody } = await import('../mail/body.js');
     const seen = new Set<string>();
-    const candidates: Array<{ url: string; text: string }> = [];
+    const candidates: Array<Shown & { text: string }> = [];
     for (const m of [...full.messages].reverse()) {
       if (m.labelIds.includes('SENT')) continue;
+      const fromValue = m.headers.find((x) => x.name.toLowerCase() === 'from')?.value ?? '';
+      const sender = domainOfAddress(parseAddressList(fromValue)[0]?.address ?? '');
       for (const c of bodyUnsubscribeCandidates(extractBody(m.root).text)) {
         if (seen.has(c.url) || candidates.length >= 5) continue;
         seen.add(c.url);
-        candidates.push({ url: ctx.fence.wrap(c.url), text: ctx.fence.wrap(c.text) });
+        candidates.push({
+          ...fencedUrl(c.url, ctx.fence, sender === '' ? [] : [sender]),
+          text: ctx.fence.wrap(c.text),
+        });
       }
     }
     return {
@@ -182,7 +236,6 @@ export const listSubscriptions = defineTool({
       ids.push(...page.items.slice(0, room).map((t) => t.id));
       pageToken = page.nextPageToken;
     } while (pageToken && ids.length < args.maxThreads);
-    const { parseAddressList } = await import('../mail/headers.js');
     let done = 0;
     const threads = await mapBounded(
       ids,

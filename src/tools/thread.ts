@@ -4,7 +4,10 @@ import type { Authentication } from '../mail/auth-results.js';
 import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from '../mail/vocabulary.js';
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
-import { defineTool } from './define.js';
+import { EMPTY_BODY_REASONS, HIDDEN_REASONS } from '../mail/body-notes.js';
+import type { MailMessage } from '../mail/types.js';
+import { defineTool, fenceOrEmpty } from './define.js';
+import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 
@@ -57,6 +60,23 @@ const messageView = z.object({
   bodySource: z.enum(['text', 'html', 'none']).optional(),
   quotedHistoryRemoved: z.boolean().optional(),
   bodyTruncated: z.boolean().optional(),
+  emptyBodyReason: z
+    .enum([...EMPTY_BODY_REASONS, 'only-quoted-history'])
+    .optional()
+    .describe(
+      'why body is empty: no-text-part (see attachments), blank, all-hidden (see hiddenText), encrypted, not-fetched, only-quoted-history (bodies: new)',
+    ),
+  hiddenText: z
+    .object({
+      chars: z.number(),
+      reasons: z.array(z.enum(HIDDEN_REASONS)),
+      pieces: z
+        .array(z.object({ reason: z.enum(HIDDEN_REASONS), text: z.string().describe('fenced') }))
+        .optional()
+        .describe('only with bodies: full and includeHidden: true'),
+    })
+    .optional()
+    .describe('HTML text a person would not see (README: hidden-text rule): left out of body and counted'),
   headers: z.array(z.object({ name: z.string(), value: z.string() })).optional(),
   attachments: z.array(
     z.object({
@@ -77,12 +97,43 @@ function fenced(v: MessageView, f: Fence): MessageView {
     to: f.wrap(v.to),
     cc: v.cc === '' ? '' : f.wrap(v.cc),
     subject: f.wrap(v.subject),
-    attachments: v.attachments.map((a) => ({ ...a, filename: f.wrap(a.filename) })),
+    attachments: v.attachments.map((a) => ({
+      ...a,
+      filename: fenceOrEmpty(f, a.filename),
+      mimeType: f.wrap(a.mimeType),
+    })),
     authentication: fencedAuth(v.authentication, f),
   };
-  if (v.body !== undefined) out.body = f.wrap(v.body);
-  if (v.headers) out.headers = v.headers.map((h) => ({ name: h.name, value: f.wrap(h.value) }));
+  if (v.body !== undefined) out.body = f.wrapText(v.body);
+  if (v.hiddenText?.pieces)
+    out.hiddenText = {
+      ...v.hiddenText,
+      pieces: v.hiddenText.pieces.map((p) => ({ ...p, text: f.wrap(p.text) })),
+    };
+  if (v.headers) out.headers = v.headers.map((h) => ({ name: f.wrap(h.name), value: f.wrap(h.value) }));
   return out;
+}
+
+/** Body parts a provider served by attachment id are fetched up to this size (inline text, an embedded message). */
+const MAX_BODY_PART_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Gmail serves every part with a file name by attachment id — an inline text part and a root
+ * message/rfc822 included — so the body would be empty without these bytes. Fetched here (src/mail
+ * does no I/O); a part too big or failing to fetch leaves the body's emptyBodyReason "not-fetched".
+ */
+async function fetchBodyParts(ctx: ToolContext, messages: readonly MailMessage[]): Promise<void> {
+  const { bodyPartsToFetch } = await import('../mail/body.js');
+  for (const m of messages) {
+    for (const node of bodyPartsToFetch(m.root)) {
+      if (node.attachmentId === undefined || node.size > MAX_BODY_PART_BYTES) continue;
+      try {
+        node.body = await ctx.mailbox.getAttachment(m.id, node.attachmentId, ctx.signal);
+      } catch (e) {
+        if (ctx.signal?.aborted) throw e;
+      }
+    }
+  }
 }
 
 export const getThread = defineTool({
@@ -98,6 +149,12 @@ export const getThread = defineTool({
     lastN: z.number().int().min(1).max(100).optional().describe('only the newest N messages'),
     afterMessageId: z.string().min(1).max(256).optional().describe('only messages after this one'),
     maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
+    includeHidden: z
+      .boolean()
+      .default(false)
+      .describe(
+        'with bodies: full, also return the hidden HTML text (hiddenText.pieces), fenced and labelled',
+      ),
   }),
   output: z.object({
     threadId: z.string(),
@@ -107,6 +164,8 @@ export const getThread = defineTool({
     messages: z.array(messageView),
   }),
   async handle(ctx, args) {
+    if (args.includeHidden && args.bodies !== 'full')
+      throw invalidInput('includeHidden', 'includeHidden needs bodies: "full"');
     const { header, viewMessage } = await mailReaders();
     const [thread, labels] = await Promise.all([
       ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
@@ -123,6 +182,7 @@ export const getThread = defineTool({
       messages = messages.slice(at + 1);
     }
     if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
+    if (args.bodies !== 'none') await fetchBodyParts(ctx, messages);
     const first = thread.messages[0];
     // Gmail's receiving server is mx.google.com; an IMAP account trusts only the authserv-id its
     // configuration names (accounts add --authserv-id), and without one every message is unchecked.
@@ -133,7 +193,10 @@ export const getThread = defineTool({
       messageCount: thread.messages.length,
       omittedMessages: thread.messages.length - messages.length,
       messages: messages.map((m) =>
-        fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId), ctx.fence),
+        fenced(
+          viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId, args.includeHidden),
+          ctx.fence,
+        ),
       ),
     };
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isMailError, MailError } from '../mail/errors.js';
+import { shownUrl } from '../mail/shown-url.js';
 import { findUnsubscribeHeaders, UNSUBSCRIBE_HEADERS } from '../mail/unsubscribe.js';
 import type { OneClickOutcome } from '../net/one-click.js';
 import { confirmChange, defineTool } from './define.js';
@@ -148,14 +149,19 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
     outcome: 'refused',
     ...(p.sender === '' ? {} : { sender: f.wrap(p.sender) }),
     ...(p.mailto.length > 0 ? { mailto: p.mailto.map((m) => f.wrap(m)) } : {}),
-    ...(p.links.length > 0 ? { links: p.links.map((u) => f.wrap(u)) } : {}),
+    // As the request each would make (shown-url.ts), so nothing hidden in one is dropped from view.
+    ...(p.links.length > 0 ? { links: p.links.map((u) => f.wrap(shownUrl(u).url)) } : {}),
   };
   if (p.url === undefined) return { ...base, reason: p.refusal ?? 'no one-click URL' };
   const url = p.url;
   const keys = [...(p.sender === '' ? [] : [`sender:${p.sender}`]), `url:${url}`];
   const dup = keys.map((k) => opts.earlier.get(k)).find((t) => t !== undefined);
   if (dup !== undefined) return { ...base, outcome: 'duplicate', duplicateOf: dup };
-  for (const k of keys) opts.earlier.set(k, p.threadId);
+  // A sender counts as done for this call only once a request reached its endpoint (or, in a
+  // dry run, once one would be made): a failed first attempt leaves the next thread free to try.
+  const done = (): void => {
+    for (const k of keys) opts.earlier.set(k, p.threadId);
+  };
   const previous = out.client.sent.find(p.sender, url);
   if (previous && !opts.force) {
     const { at, threadId, status } = previous;
@@ -166,7 +172,10 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
       previous: { at, threadId, ...(status === undefined ? {} : { status }) },
     };
   }
-  if (opts.dryRun) return { ...base, outcome: 'would_call', wouldCall: f.wrap(url), dnsVetted: false };
+  if (opts.dryRun) {
+    done();
+    return { ...base, outcome: 'would_call', wouldCall: f.wrap(url), dnsVetted: false };
+  }
 
   // RFC 8058 §3.2 consent: both tool handlers ask the human (MAILWARDEN_CONFIRM) before this.
   const release = out.client.sent.claim(p.sender, url);
@@ -181,6 +190,7 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
   try {
     const outcome = await out.client.oneClick.post(url, { signal: ctx.signal, budgetMs: opts.budgetMs });
     if (outcome.reached) {
+      done();
       const status = outcome.kind === 'response' ? { status: outcome.status } : {};
       const at = new Date(ctx.clock.now()).toISOString();
       out.client.sent.record({ at, threadId: p.threadId, sender: p.sender, url, ...status });

@@ -101,6 +101,9 @@ describe('mailwarden accounts add --imap', () => {
     expect(check.out).toMatch(/^ok {4}read {8}EXAMINE INBOX: 1 messages/m);
     expect(check.out).toMatch(/^warn {2}authserv/m);
     expect(check.out).toContain('--authserv-id ID');
+    // The command it prints keeps the pin, so following it does not drop the trusted certificate.
+    expect(check.out).toContain(`--pin-sha256 ${server.certSha256} --authserv-id ID`);
+    expect(check.out).toContain('topmost Authentication-Results');
 
     // A changed certificate (Bridge reinstalled, or an impostor): check fails naming both fingerprints.
     const wrong = 'ab'.repeat(32);

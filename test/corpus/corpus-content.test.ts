@@ -134,6 +134,20 @@ describe('demo corpus: sender identity and authentication results', () => {
     expect(header(raw(K.noAuthResults), 'X-Gmail-Fetch-Info')).toBeTruthy();
   });
 
+  it('models how mail arrived: imported mail has no Gmail report, SMTP mail has it on top', () => {
+    const imported = headerAll(raw(K.authImportedForgedBelow), 'Authentication-Results');
+    expect(imported).toHaveLength(2);
+    expect(imported[0]).toMatch(/^mx1\.oldmail\.example;.*spf=softfail/);
+    expect(imported[1]).toMatch(/^mx\.google\.com;.*dkim=pass.*spf=pass.*dmarc=pass/);
+    expect(raw(K.authImportedForgedBelow)).not.toMatch(/by mx\.google\.com/);
+    const spaced = raw(K.authSpacedFieldName);
+    expect(spaced).toMatch(/\nAuthentication-Results: mx\.google\.com;\s+spf=fail/);
+    expect(spaced).toMatch(/\nAuthentication-Results : mx\.google\.com;\s+dkim=pass/);
+    const versioned = headerAll(raw(K.authVersionedOnlyReport), 'Authentication-Results');
+    expect(versioned).toHaveLength(1);
+    expect(versioned[0]).toMatch(/^mx\.google\.com 1;.*dkim=pass.*dmarc=pass/);
+  });
+
   it('covers DKIM alignment and hostile verdict tokens', () => {
     const ar = (key: string): string => headerAll(raw(key), 'Authentication-Results')[0] ?? '';
     expect(ar(K.dkimAligned)).toMatch(/dkim=pass header\.i=@tidewater-books\.com /);

@@ -85,13 +85,16 @@ describe('demo corpus: shape', () => {
         continue;
       }
       expect(names, t.key).toContain('received');
-      if (t.key === DEMO_FACTS.keys.noAuthResults) {
-        expect(ar, t.key).toBe(-1);
+      if (DEMO_FACTS.keys.notViaSmtp.includes(t.key)) {
+        // Fetched over POP or imported: Gmail's MX never saw it, so no report of Gmail's is on top.
+        expect(headerAll(m.raw, 'Authentication-Results')[0] ?? '', t.key).not.toMatch(
+          /^mx\.google\.com[\s;]/,
+        );
         continue;
       }
       expect(ar, t.key).toBeGreaterThan(-1);
       expect(ar, t.key).toBeLessThan(names.indexOf('from'));
-      expect(headerAll(m.raw, 'Authentication-Results')[0], t.key).toMatch(/^mx\.google\.com;/);
+      expect(headerAll(m.raw, 'Authentication-Results')[0], t.key).toMatch(/^mx\.google\.com( 1)?;/);
     }
   });
 
@@ -100,7 +103,10 @@ describe('demo corpus: shape', () => {
       const mail = await simpleParser(Buffer.from(m.raw, 'latin1'));
       expect(mail.from?.value[0]?.address, t.key).toContain('@');
       expect(mail.date?.getTime(), t.key).toBe(m.internalDate);
-      expect((mail.text ?? '') + String(mail.html || ''), t.key).not.toBe('');
+      // Issue 10, class 5, on purpose: the root-attachment case is one attached file and nothing else, and
+      // mailparser reads a root message/rfc822 as an empty body (mailwarden shows the inner one).
+      if (t.key !== DEMO_FACTS.keys.rootAttachment && t.key !== DEMO_FACTS.keys.rootEmbeddedMessage)
+        expect((mail.text ?? '') + String(mail.html || ''), t.key).not.toBe('');
     }
   });
 

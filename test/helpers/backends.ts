@@ -4,6 +4,7 @@ import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
 import type { ImapDemo, ImapProfile } from '../../src/sandbox/imap-account.js';
 import { MAIN, startStack, writeTestPolicy } from './stack.js';
+import { envelopeOf } from './envelope.js';
 import type { CallOutcome, Stack } from './stack.js';
 
 /**
@@ -57,10 +58,12 @@ function caller(client: Client): Backend['call'] {
   return async (name, args = {}) => {
     const r = await client.callTool({ name, arguments: args });
     const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
+    const text = content.map((c) => c.text ?? '').join('\n');
     return {
       isError: r.isError === true,
       structured: (r.structuredContent ?? {}) as Record<string, unknown>,
-      text: content.map((c) => c.text ?? '').join('\n'),
+      text,
+      ...(r.isError === true ? { error: envelopeOf(text) } : {}),
     };
   };
 }

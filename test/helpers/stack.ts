@@ -6,6 +6,8 @@ import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { envelopeOf } from './envelope.js';
+import type { Envelope } from './envelope.js';
 
 export const MAIN = resolve(import.meta.dirname, '../../dist/bundle/main.js');
 
@@ -15,6 +17,8 @@ export interface CallOutcome {
   isError: boolean;
   structured: Record<string, unknown>;
   text: string;
+  /** An error result's envelope, read from its text content (errors carry no structuredContent). */
+  error?: Envelope;
 }
 
 export interface Stack {
@@ -93,10 +97,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async call(name, args = {}) {
       const r = await client.callTool({ name, arguments: args });
       const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
+      const text = content.map((c) => c.text ?? '').join('\n');
       return {
         isError: r.isError === true,
         structured: (r.structuredContent ?? {}) as Record<string, unknown>,
-        text: content.map((c) => c.text ?? '').join('\n'),
+        text,
+        ...(r.isError === true ? { error: envelopeOf(text) } : {}),
       };
     },
     async close() {

@@ -12,6 +12,7 @@ import type { LocalClient } from '../../src/mcp/local-client.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
 import { defineTool } from '../../src/tools/define.js';
+import { envelopeOf } from '../helpers/envelope.js';
 import { MAIN } from '../helpers/stack.js';
 
 const WORK = 'pat@work.example';
@@ -126,7 +127,8 @@ async function stdioServer(s: Setup, env: Record<string, string> = {}) {
 }
 
 type Server = Awaited<ReturnType<typeof stdioServer>>;
-const errorOf = (r: Outcome) => r.structured['error'] as { code: string; message: string; field?: string };
+/** Errors carry their envelope in the text content, not in structuredContent. */
+const errorOf = (r: Outcome) => envelopeOf(r.text);
 
 describe('one server, two accounts (built server over stdio)', () => {
   let s: Setup;

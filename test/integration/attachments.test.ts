@@ -122,7 +122,7 @@ describe('read_attachment on the demo DMARC reports', () => {
       const t = (await stack.call('get_thread', { threadId: tid(key), bodies: 'none' }))
         .structured as unknown as ThreadOut;
       for (const m of t.messages) {
-        const png = m.attachments.find((a) => a.mimeType === 'image/png');
+        const png = m.attachments.find((a) => unfence(a.mimeType) === 'image/png');
         if (png) found = { threadId: tid(key), messageId: m.id, partId: png.partId };
       }
       if (found) break;
@@ -130,7 +130,7 @@ describe('read_attachment on the demo DMARC reports', () => {
     expect(found).toBeDefined();
     const r = await stack.call('read_attachment', found ?? {});
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({
+    expect(r.error).toMatchObject({
       code: 'unsupported',
       message: expect.stringMatching(/PNG image.*download_attachment/),
     });
@@ -141,7 +141,7 @@ describe('read_attachment on the demo DMARC reports', () => {
       threadId: tid(DEMO_FACTS.keys.dmarcZip),
       filename: 'nope.txt',
     });
-    expect(r.structured['error']).toMatchObject({
+    expect(r.error).toMatchObject({
       code: 'not_found',
       message: expect.stringMatching(/\/1\b/),
     });
@@ -159,7 +159,7 @@ describe('download_attachment and export_thread', () => {
     ] as const) {
       const r = await stack.call(tool, args);
       expect(r.isError).toBe(true);
-      expect(r.structured['error']).toMatchObject({
+      expect(r.error).toMatchObject({
         code: 'forbidden_operation',
         message: expect.stringMatching(/MAILWARDEN_DOWNLOAD_DIR/),
       });

@@ -10,6 +10,7 @@ import { ActionLog } from '../../src/policy/action-log.js';
 import type { ConfirmMode } from '../../src/policy/confirm.js';
 import type { Mailbox } from '../../src/providers/mailbox.js';
 import { confirmChange, defineTool } from '../../src/tools/define.js';
+import { envelopeOf } from '../helpers/envelope.js';
 
 /**
  * ctx.confirm as other tools use it (unsubscribe, large bulk changes), through the real MCP
@@ -118,6 +119,12 @@ async function setup(
 
 async function call(s: Setup, name: string, args: Record<string, unknown>) {
   const r = await s.client.callTool({ name, arguments: args });
+  // An error result has no structuredContent; its envelope is the text content.
+  if (r.isError === true) {
+    expect(r.structuredContent).toBeUndefined();
+    const text = (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+    return { error: envelopeOf(text) };
+  }
   return (r.structuredContent ?? {}) as Record<string, unknown>;
 }
 

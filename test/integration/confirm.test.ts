@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
+import { envelopeOf } from '../helpers/envelope.js';
+import type { Envelope } from '../helpers/envelope.js';
 import { MAIN } from '../helpers/stack.js';
 import type { Protocol } from '../helpers/stack.js';
 
@@ -32,7 +34,7 @@ interface Conn {
   call(
     name: string,
     args: Record<string, unknown>,
-  ): Promise<{ isError: boolean; structured: Record<string, unknown> }>;
+  ): Promise<{ isError: boolean; structured: Record<string, unknown>; error?: Envelope }>;
   close(): Promise<void>;
 }
 
@@ -72,9 +74,11 @@ async function connect(
     answers: [],
     async call(name, args) {
       const r = await client.callTool({ name, arguments: args });
+      const text = ((r.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
       return {
         isError: r.isError === true,
         structured: (r.structuredContent ?? {}) as Record<string, unknown>,
+        ...(r.isError === true ? { error: envelopeOf(text) } : {}),
       };
     },
     close: () => client.close(),
@@ -150,7 +154,7 @@ for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
         human.answers.push(answer);
         const r = await human.call('create_filter', args);
         expect(r.isError).toBe(true);
-        expect(r.structured['error']).toMatchObject({ code: 'declined_by_user', retryable: false });
+        expect(r.error).toMatchObject({ code: 'declined_by_user', retryable: false });
         expect(await filterCount(human)).toBe(before);
         expect(labelNames()).not.toContain((args['addLabels'] as string[])[0]);
       });
@@ -179,8 +183,8 @@ for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
         const before = await filterCount(strict);
         const args = filterArgs();
         const s = await strict.call('create_filter', args);
-        expect(s.structured['error']).toMatchObject({ code: 'forbidden_operation' });
-        expect((s.structured['error'] as { message: string }).message).toContain('MAILWARDEN_CONFIRM');
+        expect(s.error).toMatchObject({ code: 'forbidden_operation' });
+        expect(s.error?.message).toContain('MAILWARDEN_CONFIRM');
         expect(await filterCount(strict)).toBe(before);
         expect(labelNames()).not.toContain((args['addLabels'] as string[])[0]);
       } finally {
@@ -230,6 +234,7 @@ describe('2026-07-28: an answer is bound to the exact call', () => {
     inputRequests?: Record<string, { method: string; params?: { message?: string } }>;
     isError?: boolean;
     structuredContent?: Record<string, unknown>;
+    content?: Array<{ type: string; text?: string }>;
   }
   const send = async (
     args: Record<string, unknown>,
@@ -281,7 +286,8 @@ describe('2026-07-28: an answer is bound to the exact call', () => {
     const first = await send(args);
     const state = first.requestState ?? '';
     const no = await send(args, { state, answer: { action: 'decline' } });
-    expect(no.structuredContent?.['error']).toMatchObject({ code: 'declined_by_user' });
+    expect(no.isError).toBe(true);
+    expect(envelopeOf(no.content?.[0]?.text ?? '')).toMatchObject({ code: 'declined_by_user' });
     const again = await send(args, { state, answer: YES });
     expect(again.resultType).toBe('input_required');
     expect(labelNames()).not.toContain((args['addLabels'] as string[])[0]);

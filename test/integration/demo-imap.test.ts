@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { MAIN } from '../helpers/stack.js';
 
 /* `mailwarden demo --imap` on a fresh config: the tour on a throwaway Dovecot, end to end. */
@@ -21,7 +22,7 @@ describe('mailwarden demo --imap', () => {
     const r = run(['--imap']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/starttls to 127\.0\.0\.1:\d+, certificate pinned to sha256 [0-9a-f]{16}/);
-    expect(r.stdout).toMatch(/292 messages/);
+    expect(r.stdout).toMatch(new RegExp(`${DEMO_FACTS.messageCount} messages`));
     expect(r.stdout).toMatch(/Atlas launch checklist": 8 messages/);
     expect(r.stdout).toMatch(/spf=fail .*dmarc=fail/);
   }, 100_000);

@@ -151,7 +151,8 @@ describe('drafts tier on', () => {
   it('lists create_draft and draft_reply, and no tool that sends', async () => {
     const names = (await stack.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['create_draft', 'draft_reply']));
-    expect(names.filter((n) => /send|forward/.test(n))).toEqual([]);
+    // A verb that sends or forwards; list_sender_rules only names senders.
+    expect(names.filter((n) => /(^|_)(send|forward)(_|$)/.test(n))).toEqual([]);
   });
 
   it('draft_reply with replyAll: threaded on the last message, to Reply-To, the others in Cc, never me', async () => {
@@ -225,7 +226,7 @@ describe('drafts tier on', () => {
     ];
     for (const [args, field] of cases) {
       const r = await stack.call('create_draft', args);
-      expect(r.structured['error'], JSON.stringify(args)).toMatchObject({ code: 'invalid_input', field });
+      expect(r.error, JSON.stringify(args)).toMatchObject({ code: 'invalid_input', field });
     }
     expect(stack.sandbox.mailbox(DEMO_ADDRESS).messages.length).toBe(count);
   });
@@ -267,9 +268,11 @@ describe('drafts tier on', () => {
     const drafts = lines.map(
       (l) => JSON.parse(l) as { op: string; outcome: string; detail?: Record<string, unknown> },
     );
-    const made = drafts.filter((d) => d.op === 'createDraft');
+    // Each write is an intent line before it and an outcome line after it.
+    const made = drafts.filter((d) => d.op === 'createDraft' && d.outcome !== 'pending');
     expect(made).toHaveLength(3);
     expect(made.every((d) => d.outcome === 'ok' && typeof d.detail?.['draftId'] === 'string')).toBe(true);
+    expect(drafts.filter((d) => d.op === 'createDraft' && d.outcome === 'pending')).toHaveLength(3);
   });
 });
 

@@ -10,20 +10,16 @@ afterEach(async () => {
 });
 
 describe('a 429 storm', () => {
-  it('ends as rate_limited with retryAfterSeconds after at most 4 requests', async () => {
+  it('ends as rate_limited with retryAfterSeconds after one wait: 2 requests', async () => {
     stack = await startStack();
     await stack.call('get_profile'); // token fetched before the storm
     stack.sandbox.faults.script([{ kind: '429', retryAfterSeconds: 1 }]);
     stack.sandbox.resetStats();
-    const started = Date.now();
     const r = await stack.call('get_profile');
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'rate_limited', retryable: true });
-    expect((r.structured['error'] as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(
-      1,
-    );
-    expect(stack.sandbox.stats().requests).toBe(4);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(r.error).toMatchObject({ code: 'rate_limited', retryable: true });
+    expect(r.error?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(stack.sandbox.stats().requests).toBe(2);
   });
 
   it('a Retry-After longer than the budget fails at once with that wait', async () => {
@@ -32,7 +28,7 @@ describe('a 429 storm', () => {
     stack.sandbox.faults.script([{ kind: '429', retryAfterSeconds: 120 }]);
     stack.sandbox.resetStats();
     const r = await stack.call('get_profile');
-    expect(r.structured['error']).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 120 });
+    expect(r.error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 120 });
     expect(stack.sandbox.stats().requests).toBe(1);
   });
 
@@ -41,7 +37,7 @@ describe('a 429 storm', () => {
     // 10 units per threads.get: a 10-thread search cannot fit in a 60-unit minute.
     const r = await stack.call('search', { query: 'in:inbox', maxResults: 10 });
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'rate_limited' });
+    expect(r.error).toMatchObject({ code: 'rate_limited' });
   });
 
   it('a transient 503 is retried and succeeds', async () => {
@@ -62,8 +58,8 @@ describe('a revoked token', () => {
     stack.sandbox.revokeRefreshToken(stack.refreshToken);
     const r = await stack.call('get_profile');
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'needs_reauth', retryable: false });
-    expect((r.structured['error'] as { message: string }).message).toMatch(/mailwarden auth/);
+    expect(r.error).toMatchObject({ code: 'needs_reauth', retryable: false });
+    expect(r.error?.message).toMatch(/mailwarden auth/);
   });
 });
 
@@ -82,7 +78,7 @@ describe('an expired history cursor', () => {
     clock.advance(8 * 24 * 3600 * 1000);
     const r = await stack.call('what_changed', { historyId: start });
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'invalid_input', field: 'historyId' });
+    expect(r.error).toMatchObject({ code: 'invalid_input', field: 'historyId' });
   });
 });
 

@@ -194,23 +194,23 @@ describe('filters tier', () => {
     const before = labelsOf();
     const labels = stack.sandbox.mailbox(DEMO_ADDRESS).labels.length;
     const dup = await stack.call('create_filter', RECEIPTS);
-    expect(dup.structured['error']).toMatchObject({ code: 'invalid_input', field: 'criteria' });
+    expect(dup.error).toMatchObject({ code: 'invalid_input', field: 'criteria' });
     const neg = await stack.call('create_filter', {
       criteria: { negatedQuery: 'from:friend@pals.example' },
       addLabels: ['Everything'],
       applyToExisting: true,
     });
-    expect(neg.structured['error']).toMatchObject({ code: 'invalid_input', field: 'applyToExisting' });
+    expect(neg.error).toMatchObject({ code: 'invalid_input', field: 'applyToExisting' });
     const trash = await stack.call('create_filter', {
       criteria: { from: 'friend@pals.example' },
       addLabels: ['TRASH'],
       applyToExisting: true,
     });
-    expect(trash.structured['error']).toMatchObject({ code: 'invalid_input', field: 'applyToExisting' });
+    expect(trash.error).toMatchObject({ code: 'invalid_input', field: 'applyToExisting' });
     const bad = await stack.call('create_filter', { criteria: { subject: '"unclosed' }, addLabels: ['X'] });
-    expect(bad.structured['error']).toMatchObject({ code: 'invalid_input', field: 'criteria.subject' });
+    expect(bad.error).toMatchObject({ code: 'invalid_input', field: 'criteria.subject' });
     const fwd = await stack.call('create_filter', { ...RECEIPTS, forward: 'evil@attacker.example' });
-    expect(fwd.structured['error']).toMatchObject({ code: 'invalid_input' });
+    expect(fwd.error).toMatchObject({ code: 'invalid_input' });
     expect(labelsOf()).toEqual(before);
     expect(stack.sandbox.mailbox(DEMO_ADDRESS).labels.length).toBe(labels);
     expect(((await stack.call('list_filters')).structured['filters'] as unknown[]).length).toBe(1);
@@ -224,7 +224,7 @@ describe('filters tier', () => {
     expect(r.structured['deleted']).toMatchObject({ id, criteria: { from: 'receipts@shop.example' } });
     expect((await stack.call('list_filters')).structured['filters']).toEqual([]);
     const again = await stack.call('delete_filter', { filterId: id });
-    expect(again.structured['error']).toMatchObject({ code: 'not_found' });
+    expect(again.error).toMatchObject({ code: 'not_found' });
   });
 });
 

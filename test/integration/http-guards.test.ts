@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerMatches, clientAllowed, parseAllowedClients } from '../../src/mcp/http.js';
+import { bearerMatches, clientAllowed, hostName, parseAllowedClients } from '../../src/mcp/http.js';
 
 describe('MAILWARDEN_ALLOWED_CLIENTS matching', () => {
   it('matches CIDRs and bare addresses, unwrapping IPv4-mapped IPv6 peers', () => {
@@ -36,5 +36,30 @@ describe('bearer comparison', () => {
     expect(bearerMatches('s3cret', 's3cret')).toBe(false);
     expect(bearerMatches(undefined, 's3cret')).toBe(false);
     expect(bearerMatches(['Bearer s3cret'], 's3cret')).toBe(false);
+  });
+});
+
+describe('Host header parsing', () => {
+  it('reads a name, an IPv4 literal or a bracketed IPv6 literal, with or without a port', () => {
+    expect(hostName('localhost:8787')).toBe('localhost');
+    expect(hostName('LocalHost')).toBe('localhost');
+    expect(hostName('127.0.0.2:9000')).toBe('127.0.0.2');
+    expect(hostName('[::1]:8787')).toBe('[::1]');
+    expect(hostName('mail.example.com')).toBe('mail.example.com');
+  });
+
+  it('refuses what is not a Host: userinfo, paths, spaces, empty, several values', () => {
+    for (const bad of [
+      'evil.example@localhost',
+      'localhost/x',
+      'a b',
+      '',
+      'localhost:',
+      'localhost:123456',
+      '[::1',
+    ])
+      expect(hostName(bad), bad).toBeUndefined();
+    expect(hostName(undefined)).toBeUndefined();
+    expect(hostName(['localhost'])).toBeUndefined();
   });
 });

@@ -88,6 +88,32 @@ describe('get_thread authentication', () => {
     expect(plain(auth.headerFrom)).toBe('oldmail.example');
   });
 
+  it("reads nothing when another server's report is on top, whatever a lower one claims (imported mail)", async () => {
+    const { auth } = await authOf(DEMO_FACTS.keys.authImportedForgedBelow);
+    expect(auth.unchecked).toBe(true);
+    expect(auth.otherReports).toBe(2);
+    for (const k of ['authservId', 'spf', 'dkim', 'dmarc', 'signedBy', 'mailedBy', 'dkimAligned'])
+      expect(auth).not.toHaveProperty(k);
+  });
+
+  it('counts a forged report spelled "Authentication-Results :" below Gmail\'s, and reads Gmail\'s', async () => {
+    const { auth } = await authOf(DEMO_FACTS.keys.authSpacedFieldName);
+    expect(auth).toMatchObject({ authservId: 'mx.google.com', spf: 'fail', dmarc: 'fail', otherReports: 1 });
+    expect(auth).not.toHaveProperty('dkim');
+  });
+
+  it('reads Gmail\'s report written with an RFC 8601 version ("mx.google.com 1;")', async () => {
+    const { auth } = await authOf(DEMO_FACTS.keys.authVersionedOnlyReport);
+    expect(auth).toMatchObject({
+      spf: 'pass',
+      dkim: 'pass',
+      dkimAligned: true,
+      dmarc: 'pass',
+      otherReports: 0,
+    });
+    expect(auth).not.toHaveProperty('unchecked');
+  });
+
   it('judges DKIM alignment: same domain, sibling subdomains, unrelated domains', async () => {
     const aligned = (await authOf(DEMO_FACTS.keys.dkimAligned)).auth;
     expect(aligned).toMatchObject({ spf: 'pass', dkim: 'pass', dmarc: 'pass', dkimAligned: true });

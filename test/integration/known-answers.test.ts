@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
+import { READER_CASES } from '../../src/sandbox/corpus/reader-cases.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { answersFor, messagesOfKey } from '../helpers/corpus-answers.js';
@@ -28,6 +29,7 @@ interface Auth {
   dmarc?: string;
   spf?: string;
   dkimAligned?: boolean;
+  otherReports?: number;
 }
 
 const KINDS: BackendKind[] = ['gmail', 'full', 'bridge'];
@@ -123,6 +125,16 @@ describe.each(KINDS)('known answers on %s', (kind) => {
     expect(none?.unchecked).toBe(true);
     const aligned = (await thread(k.dkimAligned)).messages[0]?.authentication;
     expect(aligned?.dkimAligned).toBe(true);
+    // Only the topmost report counts: imported mail's top report is another server's.
+    const imported = (await thread(k.authImportedForgedBelow)).messages[0]?.authentication;
+    expect(imported).toMatchObject({ unchecked: true, otherReports: 2 });
+    expect(imported).not.toHaveProperty('dkim');
+    const spaced = (await thread(k.authSpacedFieldName)).messages[0]?.authentication;
+    expect(spaced).toMatchObject({ spf: 'fail', dmarc: 'fail', otherReports: 1 });
+    expect(spaced).not.toHaveProperty('dkim');
+    const versioned = (await thread(k.authVersionedOnlyReport)).messages[0]?.authentication;
+    expect(versioned).toMatchObject({ dmarc: 'pass', dkimAligned: true, otherReports: 0 });
+    expect(versioned).not.toHaveProperty('unchecked');
   });
 
   it('flags the lookalike, the display-name spoof and the Reply-To mismatch', () => {
@@ -190,4 +202,81 @@ describe.each(KINDS)('known answers on %s', (kind) => {
     const acc = await b.call('list_accounts');
     expect(acc.isError, acc.text).toBe(false);
   });
+
+  // Issue 10, classes 4–6: the reader cases of src/sandbox/corpus/reader-cases.ts.
+  async function readerView(key: string, extra: Record<string, unknown> = {}): Promise<ReaderView> {
+    const r = await b.call('get_thread', { threadId: b.tid(key), ...extra });
+    expect(r.isError, r.text).toBe(false);
+    return (r.structured as unknown as { messages: ReaderView[] }).messages[0] as ReaderView;
+  }
+
+  it('decodes raw 8-bit encoded words, a stray byte, UTF-7 and a bad ISO-2022-JP label as a careful reader does', async () => {
+    for (const key of [k.rawBytesInEncodedWord, k.utf8HeaderStrayByte, k.utf7Body, k.iso2022jpStrayBytes]) {
+      const expected = DEMO_FACTS.expectedText[key];
+      const m = await readerView(key);
+      expect(unfence(m.subject), key).toBe(expected?.subject);
+      expect(unfence(m.body ?? ''), key).toBe(expected?.body.trim());
+    }
+    const word = await readerView(k.rawBytesInEncodedWord);
+    expect(unfence(word.from)).toBe(
+      `${READER_CASES.rawBytesInWord.fromName} <juergen.koehler@teichverein.example>`,
+    );
+  });
+
+  it('shows every part: a root attachment (partId ""), a root message/rfc822, an inline named text, deep HTML', async () => {
+    const pdf = await readerView(k.rootAttachment);
+    expect(pdf.emptyBodyReason).toBe('no-text-part');
+    expect(pdf.attachments.map((a) => [a.partId, unfence(a.filename)])).toEqual([
+      ['', READER_CASES.rootAttachment.filename],
+    ]);
+    const read = await b.call('read_attachment', { threadId: b.tid(k.rootAttachment), partId: '' });
+    expect(read.isError, read.text).toBe(false);
+    const entries = read.structured['entries'] as Array<{ text?: string }>;
+    expect(unfence(entries[0]?.text ?? '')).toBe(READER_CASES.rootAttachment.bytes);
+
+    const e = READER_CASES.rootEmbedded;
+    const fwd = await readerView(k.rootEmbeddedMessage);
+    const body = unfence(fwd.body ?? '');
+    expect(body).toContain(`From: ${e.innerFrom}`);
+    expect(body).toContain(`Subject: ${e.innerSubject}`);
+    expect(body).toContain(`Attachments: ${e.innerAttachment} (text/csv`);
+    expect(body.endsWith(e.innerBody)).toBe(true);
+
+    const minutes = await readerView(k.inlineNamedText);
+    expect(unfence(minutes.body ?? '')).toBe(READER_CASES.inlineNamedText.body.trim());
+    expect(minutes.attachments.map((a) => unfence(a.filename))).toEqual([
+      READER_CASES.inlineNamedText.filename,
+    ]);
+
+    const deep = await readerView(k.deepHtml);
+    expect(unfence(deep.body ?? '')).toBe(READER_CASES.deepHtml.words);
+    expect(deep.bodySource).toBe('html');
+  });
+
+  it('keeps CSS-hidden text out of the body, counts it, and returns it only when asked', async () => {
+    const hidden = READER_CASES.cssHidden.hidden;
+    const m = await readerView(k.cssHiddenText);
+    const body = unfence(m.body ?? '');
+    expect(body).toContain(READER_CASES.cssHidden.visible);
+    for (const h of hidden) expect(body).not.toContain(h.text);
+    expect(m.hiddenText).toEqual({
+      chars: hidden.reduce((n, h) => n + h.text.length, 0),
+      reasons: hidden.map((h) => h.reason),
+    });
+    const full = await readerView(k.cssHiddenText, { bodies: 'full', includeHidden: true });
+    expect(full.hiddenText?.pieces?.map((p) => ({ reason: p.reason, text: unfence(p.text) }))).toEqual(
+      hidden.map((h) => ({ reason: h.reason, text: h.text })),
+    );
+    for (const p of full.hiddenText?.pieces ?? []) expect(p.text).not.toBe(unfence(p.text)); // fenced
+  });
 });
+
+interface ReaderView {
+  from: string;
+  subject: string;
+  body?: string;
+  bodySource?: string;
+  emptyBodyReason?: string;
+  hiddenText?: { chars: number; reasons: string[]; pieces?: Array<{ reason: string; text: string }> };
+  attachments: Array<{ partId: string; filename: string }>;
+}

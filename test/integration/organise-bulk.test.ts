@@ -112,7 +112,7 @@ describe('bulk_modify: chunks, a failing chunk, undo and the action log', () => 
     expect(labelState(stack.sandbox.mailbox(DEMO_ADDRESS))).toEqual(before);
   });
 
-  it('writes one action-log line per batchModify with account, tool, ids, change and outcome (mode 0600)', () => {
+  it('writes an intent line before each batchModify and its outcome after, with account, tool, ids and change (mode 0600)', () => {
     const path = join(stack.configDir, 'action-log.jsonl');
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const lines = readFileSync(path, 'utf8')
@@ -128,18 +128,23 @@ describe('bulk_modify: chunks, a failing chunk, undo and the action log', () => 
       lines.indexOf(bulk[0] as Record<string, unknown>),
     );
     expect(bulk.map((l) => [l['op'], (l['messageIds'] as string[]).length, l['outcome']])).toEqual([
+      ['modifyMessages', 1000, 'pending'],
       ['modifyMessages', 1000, 'ok'],
+      ['modifyMessages', 1000, 'pending'],
       ['modifyMessages', 1000, 'failed'],
+      ['modifyMessages', 500, 'pending'],
       ['modifyMessages', 500, 'ok'],
     ]);
+    // Each outcome line names the intent line it closes.
+    for (let i = 0; i < bulk.length; i += 2) expect(bulk[i + 1]?.['call']).toBe(bulk[i]?.['call']);
     for (const l of bulk) {
       expect(l['account']).toBe('default');
       expect(l['change']).toEqual({ add: [DIGESTS_LABEL.id], remove: ['INBOX'] });
     }
-    expect(bulk[1]?.['error']).toBe('upstream_unavailable');
-    expect(lines.filter((l) => l['tool'] === 'undo_bulk_modify').every((l) => l['outcome'] === 'ok')).toBe(
-      true,
-    );
+    expect(bulk[3]?.['error']).toBe('upstream_unavailable');
+    const undone = lines.filter((l) => l['tool'] === 'undo_bulk_modify' && l['outcome'] !== 'pending');
+    expect(undone.length).toBeGreaterThan(0);
+    expect(undone.every((l) => l['outcome'] === 'ok')).toBe(true);
   });
 
   it('writes nothing when the undo plan cannot be built (its label reads fail)', async () => {
@@ -150,7 +155,7 @@ describe('bulk_modify: chunks, a failing chunk, undo and the action log', () => 
     const r = await stack.call('bulk_modify', { query: DIGEST_QUERY, ...CHANGE, undo: true });
     stack.sandbox.faults.clear();
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'upstream_unavailable' });
+    expect(r.error).toMatchObject({ code: 'upstream_unavailable' });
     expect(stack.sandbox.stats().byMethod['messages.batchModify']).toBeUndefined();
     expect(labelState(stack.sandbox.mailbox(DEMO_ADDRESS))).toEqual(before);
   });
@@ -230,8 +235,8 @@ describe('bulk_modify: preview tokens, chunk count and progress', () => {
       previewToken: preview.previewToken,
     });
     expect(reuse.isError).toBe(true);
-    expect(reuse.structured['error']).toMatchObject({ code: 'invalid_input', field: 'previewToken' });
-    expect(String((reuse.structured['error'] as { message: string }).message)).toMatch(/already used/);
+    expect(reuse.error).toMatchObject({ code: 'invalid_input', field: 'previewToken' });
+    expect(String(reuse.error?.message)).toMatch(/already used/);
   });
 
   it('a token is refused for a different query or change, and the refusal does not use it up', async () => {
@@ -245,7 +250,7 @@ describe('bulk_modify: preview tokens, chunk count and progress', () => {
     ]) {
       const r = await stack.call('bulk_modify', { ...args, previewToken: token });
       expect(r.isError).toBe(true);
-      expect(r.structured['error']).toMatchObject({ code: 'invalid_input', field: 'previewToken' });
+      expect(r.error).toMatchObject({ code: 'invalid_input', field: 'previewToken' });
     }
     expect(stack.sandbox.mailbox(DEMO_ADDRESS).historyId).toBe(history);
     const ok = await stack.call('bulk_modify', {
@@ -275,10 +280,8 @@ describe('bulk_modify: preview tokens, chunk count and progress', () => {
     const history = stack.sandbox.mailbox(DEMO_ADDRESS).historyId;
     const r = await stack.call('bulk_modify', { query: DIGEST_QUERY, add: ['STARRED'], maxMessages: 1200 });
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'invalid_input', field: 'maxMessages' });
-    expect(String((r.structured['error'] as { message: string }).message)).toMatch(
-      /more than 1200 messages.*1500/,
-    );
+    expect(r.error).toMatchObject({ code: 'invalid_input', field: 'maxMessages' });
+    expect(String(r.error?.message)).toMatch(/more than 1200 messages.*1500/);
     expect(stack.sandbox.mailbox(DEMO_ADDRESS).historyId).toBe(history);
   });
 });

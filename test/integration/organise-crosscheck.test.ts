@@ -110,7 +110,7 @@ describe('bulk_modify crossCheck against a stale index', () => {
     const r = await stack.call('bulk_modify', { query, add: ['Follow up'], crossCheck: true });
     expect(r.isError, r.text).toBe(false);
     const out = r.structured as unknown as CrossOut;
-    expect(out.unverifiedPredicates).toEqual([]);
+    expect(out.unverifiedPredicates).toEqual(['category:updates', 'is:unread']);
     expect(out.crossCheck?.predicates).toEqual(['category:updates', 'is:unread']);
     expect(out.crossCheck?.contradicted).toBe(stale.size);
     expect(new Set(out.crossCheck?.contradictedIds)).toEqual(new Set([...stale].slice(0, 100)));

@@ -29,10 +29,9 @@ const labelNamed = (name: string) => view().labels.find((l) => l.name === name);
 
 function expectInvalid(r: CallOutcome, field: string, message?: RegExp): void {
   expect(r.isError, r.text).toBe(true);
-  const error = r.structured['error'] as { code: string; field?: string; message: string };
-  expect(error.code).toBe('invalid_input');
-  expect(error.field).toBe(field);
-  if (message) expect(error.message).toMatch(message);
+  expect(r.error?.code).toBe('invalid_input');
+  expect(r.error?.field).toBe(field);
+  if (message) expect(r.error?.message).toMatch(message);
 }
 
 beforeAll(async () => {

@@ -115,12 +115,12 @@ describe('snooze', () => {
     const before = view();
     const past = await early.call('snooze', { threadId: t['f'], until: 'today 9am' });
     expect(past.isError).toBe(true);
-    expect(past.structured).toMatchObject({ error: { code: 'invalid_input', field: 'until' } });
+    expect(past.error).toMatchObject({ code: 'invalid_input', field: 'until' });
     const bad = await early.call('snooze', { threadId: t['f'], until: 'whenever' });
-    expect(bad.structured).toMatchObject({ error: { code: 'invalid_input', field: 'until' } });
-    expect(JSON.stringify(bad.structured)).toContain('tomorrow 9am');
+    expect(bad.error).toMatchObject({ code: 'invalid_input', field: 'until' });
+    expect(bad.error?.message).toContain('tomorrow 9am');
     const both = await early.call('snooze', { threadId: t['f'], threadIds: [t['f']], until: 'tomorrow' });
-    expect(both.structured).toMatchObject({ error: { code: 'invalid_input', field: 'threadIds' } });
+    expect(both.error).toMatchObject({ code: 'invalid_input', field: 'threadIds' });
     expect(view()).toEqual(before);
   });
 

@@ -16,6 +16,10 @@ import { anyHas, header, headerAll, lastOf } from '../corpus/helpers.js';
 import { startStack } from '../helpers/stack.js';
 import type { Stack } from '../helpers/stack.js';
 
+/** The message's own (top-level) Content-Type can hide parts; an embedded message's does not count. */
+const topLevelHides = (raw: string): boolean =>
+  /^Content-Type:\s*multipart\/(mixed|report)/im.test(raw.split(/\r?\n\r?\n/, 1)[0] ?? '');
+
 interface Bucket {
   threads: number;
   unread: number;
@@ -93,9 +97,7 @@ describe('triage_digest over the whole mailbox (in:anywhere)', () => {
     expect(d.threads).toBe(DEMO_FACTS.threadCount);
     expect(d.moreThreadsMatched).toBe(false);
     expect(d.notJudged).toEqual({ gone: 0, partsNotRead: 0 });
-    const hidden = seed.threads.filter((t) =>
-      t.messages.some((m) => /^Content-Type:\s*multipart\/(mixed|report)/im.test(m.raw)),
-    ).length;
+    const hidden = seed.threads.filter((t) => t.messages.some((m) => topLevelHides(m.raw))).length;
     // One list page, one metadata read per thread, one full read per thread with a hidden tree.
     expect(cost.byMethod['threads.list']?.requests).toBe(1);
     expect(cost.byMethod['threads.get']?.requests).toBe(DEMO_FACTS.threadCount + hidden);
@@ -181,7 +183,7 @@ describe('triage_digest on the inbox', () => {
     stack.sandbox.resetStats();
     const d = await digest({ readParts: false });
     const hidden = seed.threads.filter(
-      (t) => inInbox(t) && t.messages.some((m) => /^Content-Type:\s*multipart\/(mixed|report)/im.test(m.raw)),
+      (t) => inInbox(t) && t.messages.some((m) => topLevelHides(m.raw)),
     ).length;
     expect(d.notJudged.partsNotRead).toBe(hidden);
     expect(stack.sandbox.stats().byMethod['threads.get']?.requests).toBe(DEMO_FACTS.inboxThreadCount);
@@ -191,10 +193,10 @@ describe('triage_digest on the inbox', () => {
   it('refuses account "all" (a digest is one mailbox) and a bad query, naming the field', async () => {
     const all = await stack.call('triage_digest', { account: 'all' });
     expect(all.isError).toBe(true);
-    expect(all.structured['error']).toMatchObject({ code: 'invalid_input', field: 'account' });
+    expect(all.error).toMatchObject({ code: 'invalid_input', field: 'account' });
     const bad = await stack.call('triage_digest', { query: 'older_than:soon' });
     expect(bad.isError).toBe(true);
-    expect(bad.structured['error']).toMatchObject({ code: 'invalid_input' });
+    expect(bad.error).toMatchObject({ code: 'invalid_input' });
   });
 });
 

@@ -132,7 +132,7 @@ describe('follow_ups on the demo mailbox', () => {
   it('refuses a window that ends before it starts, naming the field', async () => {
     const r = await stack.call('follow_ups', { olderThanDays: 10, withinDays: 5 });
     expect(r.isError).toBe(true);
-    expect(r.structured['error']).toMatchObject({ code: 'invalid_input', field: 'withinDays' });
+    expect(r.error).toMatchObject({ code: 'invalid_input', field: 'withinDays' });
   });
 });
 

@@ -109,6 +109,86 @@ describe('readAuthentication: which report is believed', () => {
   });
 });
 
+describe('readAuthentication: only the topmost report counts', () => {
+  const FORGED =
+    'mx.google.com; spf=pass smtp.mailfrom=billing@voltline.example; dkim=pass header.d=voltline.example header.s=k1; dmarc=pass header.from=voltline.example';
+  const unchecked = (a: ReturnType<typeof read>, others: number) => {
+    expect(a.unchecked).toBe(true);
+    expect(a.otherReports).toBe(others);
+    for (const k of [...VERDICTS, 'authservId']) expect(a).not.toHaveProperty(k);
+  };
+
+  it("never searches below another server's top report for a trusted one", () => {
+    unchecked(read(msg('billing@voltline.example', ['relay.oldhost.example; spf=neutral', FORGED])), 2);
+  });
+
+  it('counts a report spelled "Authentication-Results :" and reads it only when it is on top', () => {
+    const gmail =
+      'mx.google.com; spf=fail smtp.mailfrom=billing@voltline.example; dmarc=fail header.from=voltline.example';
+    const below = read([
+      h('Authentication-Results', gmail),
+      h('Authentication-Results ', FORGED),
+      h('From', 'billing@voltline.example'),
+    ]);
+    expect(below).toMatchObject({ spf: 'fail', dmarc: 'fail', otherReports: 1 });
+    expect(below).not.toHaveProperty('dkim');
+    const onTop = read([h('Authentication-Results ', gmail), h('From', 'billing@voltline.example')]);
+    expect(onTop).toMatchObject({ authservId: 'mx.google.com', spf: 'fail', otherReports: 0 });
+    unchecked(
+      read([h(' Authentication-Results', 'relay.example; none'), h('Authentication-Results', FORGED)]),
+      2,
+    );
+  });
+
+  it('reads "mx.google.com 1;" (RFC 8601 version 1) and refuses other versions and extra words', () => {
+    expect(
+      read(msg('a@voltline.example', ['mx.google.com 1; spf=softfail smtp.mailfrom=voltline.example'])),
+    ).toMatchObject({
+      authservId: 'mx.google.com',
+      spf: 'softfail',
+      otherReports: 0,
+    });
+    expect(read(msg('a@voltline.example', ['mx.google.com (gmail) 1 (v1); dmarc=fail'])).dmarc).toBe('fail');
+    unchecked(read(msg('a@voltline.example', ['mx.google.com 2; spf=pass'])), 1);
+    unchecked(read(msg('a@voltline.example', ['mx.google.com trusted; spf=pass'])), 1);
+    unchecked(read(msg('a@voltline.example', ['mx.google.com 1 1; spf=pass'])), 1);
+  });
+
+  it('compares the id as a domain name: case, comments, a root dot, A-labels', () => {
+    expect(
+      read(msg('a@b.example', ['(hop 1) MX.GOOGLE.COM. (Google); spf=pass smtp.mailfrom=b.example'])).spf,
+    ).toBe('pass');
+    const idn = readAuthentication(msg('a@b.example', ['xn--mx-wia.example; dmarc=pass']), 'mxä.example');
+    expect(idn.dmarc).toBe('pass');
+    for (const near of [
+      'mx.google.com.evil.example',
+      'evil.mx.google.com',
+      'mx.google.comx',
+      'mx-google.com',
+      'mx.google.com\\',
+      '',
+    ])
+      unchecked(read(msg('a@b.example', [`${near}; spf=pass smtp.mailfrom=b.example`])), 1);
+  });
+
+  it('is unchecked when the top field is empty or junk, counting every field', () => {
+    unchecked(read(msg('a@b.example', ['', FORGED])), 2);
+    unchecked(read(msg('a@b.example', ['; spf=pass', FORGED])), 2);
+  });
+
+  it("reads an IMAP account's own id and nothing else", () => {
+    const fastmail = 'mx6.messagingengine.example';
+    const headers = msg('a@b.example', [`${fastmail}; dkim=pass header.d=b.example; dmarc=pass`, FORGED]);
+    expect(readAuthentication(headers, fastmail)).toMatchObject({
+      dkim: 'pass',
+      dkimAligned: true,
+      otherReports: 1,
+    });
+    unchecked(readAuthentication(headers, GMAIL_AUTHSERV_ID), 2);
+    unchecked(readAuthentication(headers, undefined), 2);
+  });
+});
+
 describe('readAuthentication: DKIM alignment (RFC 7489 §3.1.1, relaxed)', () => {
   const dkim = (d: string, from: string, result = 'pass') =>
     read(

@@ -315,8 +315,8 @@ describe('headerValue / decodeWords', () => {
     expect(decodeWords('no words here')).toBe('no words here');
   });
 
-  it('refuses UTF-7 and falls back for unknown charsets', () => {
-    expect(decodeWords('=?utf-7?Q?+ADw-script+AD4-?=')).toBe('+ADw-script+AD4-');
+  it('decodes UTF-7 (RFC 2152) and falls back for unknown charsets', () => {
+    expect(decodeWords('=?utf-7?Q?+ADw-script+AD4-?=')).toBe('<script>');
     expect(decodeWords('=?x-unknown-cs?Q?caf=C3=A9?=')).toBe('café');
     expect(decodeWords('=?x-unknown-cs?Q?caf=E9?=')).toBe('café');
   });

@@ -15,8 +15,9 @@ describe('stripInvisible', () => {
     expect(stripInvisible(s)).toBe(s);
   });
 
-  it('removes C0/C1 controls but not CR/LF/TAB', () => {
-    expect(stripInvisible('a\u0000b\u0007c\u009Bd\r\n\te')).toBe('abcd\r\n\te');
+  it('removes C0/C1 controls but TAB and LF; CR, CRLF and the other line breaks become LF', () => {
+    expect(stripInvisible('a\u0000b\u0007c\u009Bd\r\n\te')).toBe('abcd\n\te');
+    expect(stripInvisible('1\r2\u000B3\u000C4\u00855\u20286\u20297')).toBe('1\n2\n3\n4\n5\n6\n7');
   });
 
   it('sanitizes every string deep inside a structure', () => {

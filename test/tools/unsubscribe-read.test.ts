@@ -19,8 +19,8 @@ interface Options {
   oneClick: boolean;
   oneClickUrl?: string;
   notOneClickBecause?: string;
-  https: string[];
-  http: string[];
+  https: Array<{ url: string; host?: string }>;
+  http: Array<{ url: string; host?: string }>;
   mailto: Array<{ address: string; subject?: string }>;
 }
 interface ListOut {
@@ -124,7 +124,10 @@ describe('list_unsubscribe on the demo corpus', () => {
       const r = await call<ListOut>('list_unsubscribe', { threadId: tid(key) });
       expect(r.options?.oneClick, key).toBe(false);
       expect(r.options?.notOneClickBecause, key).toMatch(/List-Unsubscribe-Post/);
-      expect(r.options?.https.map(unfence), key).toEqual([facts[key]?.https]);
+      expect(
+        r.options?.https.map((u) => unfence(u.url)),
+        key,
+      ).toEqual([facts[key]?.https]);
     }
   });
 

@@ -311,6 +311,24 @@ describe('bulk_unsubscribe', () => {
     await c.close();
   });
 
+  it('a first attempt that never reached the endpoint does not make the next thread of that sender a duplicate', async () => {
+    const { c, log } = await client();
+    const [l1, l2] = keys.oneClickNewsletters as [string, string];
+    let failures = 1;
+    answer = () => {
+      if (failures-- > 0) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      return { status: 200 };
+    };
+    const r = await call<{ results: Item[]; called: number }>(c, 'bulk_unsubscribe', {
+      threadIds: [tid(l1), tid(l2)],
+    });
+    expect(r.results.map((i) => i.outcome)).toEqual(['failed', 'unsubscribed']);
+    expect(r.results[1]?.duplicateOf).toBeUndefined();
+    expect(sent.map((s) => s.url.href)).toEqual([facts[l1]?.https, facts[l2]?.https]);
+    expect(logLines(log).map((l) => l['outcome'])).toEqual(['failed', 'ok']);
+    await c.close();
+  });
+
   it('stops at the 60 s budget and lists what it did not reach', async () => {
     const { c } = await client();
     answer = () => {

@@ -8,7 +8,7 @@ import type { AttachmentMeta } from '../body.js';
 import { invalidInput, MailError } from '../errors.js';
 import { oneLine } from '../summary.js';
 import type { MailMessage, MailThread, MimeNode } from '../types.js';
-import { unfence } from '../fence-format.js';
+import { shownAs, unfence } from '../fence-format.js';
 
 export interface AttachmentSelector {
   messageId?: string;
@@ -69,9 +69,13 @@ export function locateAttachment(thread: MailThread, sel: AttachmentSelector): L
     if (hits.length === 0 && sel.messageId !== undefined && only !== undefined)
       return { message: only, attachmentId: sel.attachmentId };
   } else if (sel.filename !== undefined) {
-    const want = unfenced(sel.filename);
-    hits = all.filter((a) => a.meta.filename === want || oneLine(a.meta.filename, 200) === want);
-    if (hits.length === 0) hits = all.filter((a) => a.meta.filename.toLowerCase() === want.toLowerCase());
+    // The model names an attachment the way a result showed it: cleaned of invisible characters,
+    // line breaks collapsed, fence brackets replaced, and in get_thread/search cut to 200.
+    const want = shownAs(unfenced(sel.filename));
+    const shown = (name: string): string[] => [name, shownAs(name), shownAs(oneLine(name, 200))];
+    hits = all.filter((a) => shown(a.meta.filename).includes(want));
+    if (hits.length === 0)
+      hits = all.filter((a) => shown(a.meta.filename).some((n) => n.toLowerCase() === want.toLowerCase()));
   } else {
     throw invalidInput('partId', 'name the attachment by partId (with messageId), attachmentId or filename');
   }

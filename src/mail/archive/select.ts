@@ -1,6 +1,7 @@
 /**
  * Choosing entries by name or glob, and paging text across entries by character offset.
  */
+import { shownAs, unfence } from '../fence-format.js';
 
 /**
  * `*` and `?` stay within one path segment, `**` crosses segments (as in shells and .gitignore).
@@ -30,10 +31,18 @@ const GLOB_CHARS = /[*?]/;
 
 /**
  * A predicate over entry names: an exact name, or a glob. A pattern without "/" is also tried
- * against the last path segment, so "*.xml" finds "reports/2026/a.xml".
+ * against the last path segment, so "*.xml" finds "reports/2026/a.xml". A name matches as it is
+ * and as results show it (fence-format shownAs: invisible characters and line breaks cleaned,
+ * fence brackets replaced), so a name the model copies from a listing, fence and all, finds it.
  */
 export function entryMatcher(pattern: string | undefined): (name: string) => boolean {
   if (pattern === undefined || pattern === '') return () => true;
+  const wanted = shownAs(unfence(pattern.trim()));
+  const matches = one(wanted);
+  return (name) => matches(name) || matches(shownAs(name));
+}
+
+function one(pattern: string): (name: string) => boolean {
   const base = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
   const segmentOnly = !pattern.includes('/');
   if (!GLOB_CHARS.test(pattern)) {

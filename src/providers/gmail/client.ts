@@ -1,7 +1,7 @@
 import type { gmail_v1 } from '@googleapis/gmail';
 import { systemClock } from '../../mail/clock.js';
 import type { Clock } from '../../mail/clock.js';
-import { MailError, invalidInput } from '../../mail/errors.js';
+import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import type { Tier } from '../../policy/tiers.js';
 import type { Usage } from '../mailbox.js';
 import { TokenSource } from './auth.js';
@@ -9,10 +9,11 @@ import type { OAuthCredentials } from './auth.js';
 import { ID_SEGMENT, USER_ID, endpointByName } from './endpoints.js';
 import type { EndpointName } from './endpoints.js';
 import { mapHttpError, parseGoogleError } from './google-error.js';
-import { DEFAULT_RETRY, realSleep, withRetry } from './retry.js';
+import { DEFAULT_RETRY, RateGate, realSleep, withRetry } from './retry.js';
 import type { RetryPolicy, Sleep } from './retry.js';
 import type { Transport } from './transport.js';
-import { Wire } from './wire.js';
+import { DEFAULT_DEADLINES, Wire } from './wire.js';
+import type { Deadlines } from './wire.js';
 
 /** What each Gmail endpoint answers (Google's own schema types; undefined for 204). */
 export interface GmailResponses {
@@ -71,7 +72,35 @@ export interface GmailClientOptions {
   sleep?: Sleep;
   /** 0..1 source for backoff jitter. */
   random?: () => number;
-  retry?: Partial<Pick<RetryPolicy, 'maxAttempts' | 'budgetMs' | 'baseDelayMs'>>;
+  retry?: Partial<Pick<RetryPolicy, 'maxAttempts' | 'budgetMs' | 'baseDelayMs' | 'rateLimitMaxWaitMs'>>;
+  /** Per-request deadlines; default DEFAULT_DEADLINES (MAILWARDEN_REQUEST_TIMEOUT_MS / _WRITE_). */
+  deadlines?: Partial<Deadlines>;
+}
+
+/** Errors that mean the request never left this machine, so a write cannot have landed. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+function causeCode(e: unknown): string | undefined {
+  for (let cur = e, i = 0; cur instanceof Error && i < 5; cur = cur.cause, i++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/**
+ * A write whose last attempt failed on the network (a reset, a dropped connection) may have been
+ * applied: its outcome is unknown (not retryable), unless the connection was never made.
+ */
+function lostWrite(e: unknown): unknown {
+  if (!isMailError(e) || e.code !== 'network_error' || !e.retryable) return e;
+  const code = causeCode(e.cause);
+  if (code !== undefined && NOT_SENT.has(code)) return e;
+  return new MailError(
+    'network_error',
+    `${e.message}; the change may or may not have been applied — its outcome is unknown`,
+    { retryable: false, cause: e },
+  );
 }
 
 /**
@@ -82,9 +111,11 @@ export class GmailClient {
   private readonly wire: Wire;
   private readonly tokens: TokenSource;
   private readonly policy: RetryPolicy;
+  /** One per client: Gmail's quota is per user, so one 429 speaks for every request. */
+  private readonly rateGate = new RateGate();
 
   constructor(options: GmailClientOptions) {
-    this.wire = new Wire(options.transport, options.tiers);
+    this.wire = new Wire(options.transport, options.tiers, { ...DEFAULT_DEADLINES, ...options.deadlines });
     this.policy = {
       ...DEFAULT_RETRY,
       ...options.retry,
@@ -145,7 +176,12 @@ export class GmailClient {
       this.tokens.invalidate(token);
       return send(await this.tokens.accessToken(signal));
     };
-    const res = await withRetry(endpoint.name, attempt, this.policy, signal);
+    const write = this.wire.deadlineOf(endpoint).write;
+    const res = await withRetry(endpoint.name, attempt, this.policy, signal, this.rateGate).catch(
+      (e: unknown) => {
+        throw write ? lostWrite(e) : e;
+      },
+    );
     const text = await res.text();
     if (!res.ok) throw mapHttpError(endpoint, res.status, parseGoogleError(text));
     if (res.status === 204 || text.trim() === '') return undefined;

@@ -17,7 +17,7 @@ import type { DraftInput, DraftRef, FilterInput, MailFilter } from '../mailbox.j
 import type { OAuthCredentials } from './auth.js';
 import * as filtersDrafts from './filters-drafts.js';
 import { GmailClient } from './client.js';
-import type { CallOptions } from './client.js';
+import type { CallOptions, GmailClientOptions } from './client.js';
 import {
   decodeBase64Url,
   toHistoryPage,
@@ -38,6 +38,9 @@ export interface GmailMailboxOptions {
   clock?: Clock;
   sleep?: Sleep;
   random?: () => number;
+  /** Deadlines and retry bounds (src/cli/runtime.ts reads them from the environment). */
+  deadlines?: GmailClientOptions['deadlines'];
+  retry?: GmailClientOptions['retry'];
 }
 
 /** The history change kinds the model reports (HistoryPage). */
@@ -101,6 +104,8 @@ export class GmailMailbox implements Mailbox {
     if (options.clock !== undefined) clientOptions.clock = options.clock;
     if (options.sleep !== undefined) clientOptions.sleep = options.sleep;
     if (options.random !== undefined) clientOptions.random = options.random;
+    if (options.deadlines !== undefined) clientOptions.deadlines = options.deadlines;
+    if (options.retry !== undefined) clientOptions.retry = options.retry;
     this.client = new GmailClient(clientOptions);
   }
 
@@ -174,7 +179,17 @@ export class GmailMailbox implements Mailbox {
         query: { startHistoryId, pageToken: options.pageToken, historyTypes: HISTORY_TYPES, maxResults: 500 },
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
-      return toHistoryPage(res ?? {}, startHistoryId);
+      const page = toHistoryPage(res ?? {}, startHistoryId);
+      // Gmail answers a start id from the future with an empty page and the mailbox's current
+      // (smaller) historyId: taken as the next cursor, it would move backwards and repeat changes.
+      if (/^\d+$/.test(page.historyId) && BigInt(page.historyId) < BigInt(startHistoryId)) {
+        throw new MailError(
+          'invalid_input',
+          `historyId ${startHistoryId} is newer than this mailbox's current historyId ${page.historyId}; pass a historyId from get_profile or a previous what_changed of this account`,
+          { field: 'historyId' },
+        );
+      }
+      return page;
     } catch (e) {
       // Gmail keeps history for about a week and answers 404 for older start ids (FACTS.md).
       // An empty page would read as "nothing changed", which is false; say how to recover.

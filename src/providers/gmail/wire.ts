@@ -5,6 +5,31 @@ import type { EgressRequest } from './egress.js';
 import type { Endpoint } from './endpoints.js';
 import type { Transport } from './transport.js';
 
+/** Per-request deadlines (ms): reads (and the token refresh) and writes. */
+export interface Deadlines {
+  readMs: number;
+  writeMs: number;
+}
+
+/**
+ * Node's fetch waits up to 300 s for response headers (FACTS.md): not a deadline anyone would
+ * choose. A Gmail read answers in well under a second; 20 s is generous. A batchModify of 1,000
+ * ids takes a few seconds; 30 s leaves room without leaving a tool call hanging.
+ */
+export const DEFAULT_DEADLINES: Deadlines = { readMs: 20_000, writeMs: 30_000 };
+
+/** A request that got no (complete) answer within its deadline. */
+export class DeadlineExceeded extends Error {
+  constructor(
+    readonly endpoint: string,
+    readonly ms: number,
+    readonly write: boolean,
+  ) {
+    super(`${endpoint}: no answer within ${ms} ms`);
+    this.name = 'DeadlineExceeded';
+  }
+}
+
 export interface WireRequest extends EgressRequest {
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -21,7 +46,14 @@ export class Wire {
   constructor(
     private readonly transport: Transport,
     private readonly tiers: ReadonlySet<Tier>,
+    private readonly deadlines: Deadlines = DEFAULT_DEADLINES,
   ) {}
+
+  /** The deadline of one request to `endpoint`: GET (and the token refresh) is a read. */
+  deadlineOf(endpoint: Endpoint): { ms: number; write: boolean } {
+    const write = endpoint.method !== 'GET' && endpoint.name !== 'oauth.token';
+    return { ms: write ? this.deadlines.writeMs : this.deadlines.readMs, write };
+  }
 
   /** The checkpoint alone: callers run it before fetching a token for the request. */
   check(req: EgressRequest): Endpoint {
@@ -47,11 +79,50 @@ export class Wire {
     };
     if (req.headers !== undefined) init.headers = req.headers;
     if (req.body !== undefined) init.body = req.body;
-    if (req.signal !== undefined) init.signal = req.signal;
-    return this.transport(req.url, init);
+    // The deadline covers the whole answer, body included (see buffered()).
+    const deadline = this.deadlineOf(endpoint);
+    const timer = AbortSignal.timeout(deadline.ms);
+    init.signal = req.signal === undefined ? timer : AbortSignal.any([req.signal, timer]);
+    const expired = (e: unknown): unknown =>
+      timer.aborted && req.signal?.aborted !== true
+        ? new DeadlineExceeded(endpoint.name, deadline.ms, deadline.write)
+        : e;
+    return this.transport(req.url, init).then(
+      (res) =>
+        buffered(res, init.signal as AbortSignal).catch((e: unknown) => Promise.reject(expired(e) as Error)),
+      (e: unknown) => Promise.reject(expired(e) as Error),
+    );
   }
 
   usage(): Usage {
     return { ...this.counters };
   }
+}
+
+/** Statuses whose Response may not carry a body (the Fetch standard's null body statuses). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The answer read to the end inside the deadline: a body that stalls after the headers is as
+ * unanswered as a request without headers, and callers then read it without any wait.
+ */
+async function buffered(res: Response, signal: AbortSignal): Promise<Response> {
+  // fetch errors its body stream on abort; an injected transport may not, so race it too.
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => {
+      void res.body?.cancel().catch(() => undefined);
+      reject(signal.reason as Error);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const bytes = await Promise.race([res.arrayBuffer(), aborted]).finally(() =>
+    signal.removeEventListener('abort', onAbort),
+  );
+  return new Response(NULL_BODY.has(res.status) ? null : bytes, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }

@@ -14,8 +14,12 @@ import type {
   MessageLabels,
   SearchOptions,
   ThreadReadOptions,
+  UidArrivals,
+  UidMark,
+  UidMarkAt,
   Usage,
 } from '../mailbox.js';
+import { inboxSince, uidMarkAt } from './arrivals.js';
 import { imapHistory, profileCursor } from './history.js';
 import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
 import { parseImapId } from './ids.js';
@@ -25,6 +29,7 @@ import { imapMessageFacts, matchesLocally } from './facts.js';
 import { labelNamesOf, planSearch } from './query.js';
 import type { FolderModel, SearchPlan } from './query.js';
 import {
+  beginUse,
   examine,
   fetchCopies,
   labelIdsOf,
@@ -96,7 +101,10 @@ export class ImapMailbox implements Mailbox {
     signal?: AbortSignal,
   ): Promise<T> {
     return this.session.use(
-      async (client) => fn(client, await this.folders(client)),
+      async (client) => {
+        this.syncOncePerCall(client, signal);
+        return fn(client, await this.folders(client));
+      },
       signal === undefined ? { retry: true } : { retry: true, signal },
     );
   }
@@ -463,13 +471,28 @@ export class ImapMailbox implements Mailbox {
     }, options.signal);
   }
 
+  /**
+   * A tool call's first use of the connection lets the server announce what changed since the
+   * last call (reader.ts beginUse: a NOOP before reusing the selected folder); the rest of the
+   * same call (its signal) reuses the selection as it is. A use without a signal always syncs.
+   */
+  private readonly syncedCalls = new WeakMap<AbortSignal, ImapFlow>();
+  private syncOncePerCall(client: ImapFlow, signal: AbortSignal | undefined): void {
+    if (signal !== undefined && this.syncedCalls.get(signal) === client) return;
+    beginUse(client);
+    if (signal !== undefined) this.syncedCalls.set(signal, client);
+  }
+
   /** Writes never retry on their own: a write whose answer was lost is reported, not repeated. */
   private write<T>(
     fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     return this.session.use(
-      async (client) => fn(client, await this.folders(client)),
+      async (client) => {
+        this.syncOncePerCall(client, signal);
+        return fn(client, await this.folders(client));
+      },
       signal === undefined ? { retry: false } : { retry: false, signal },
     );
   }
@@ -668,6 +691,24 @@ export class ImapMailbox implements Mailbox {
       }
       return out;
     }, signal);
+  }
+
+  inboxSince(
+    mark: UidMark | undefined,
+    options: { limit: number; signal?: AbortSignal },
+  ): Promise<UidArrivals> {
+    // No folder model: a gate with nothing new costs one EXAMINE after login.
+    return this.session.use(
+      (client) => inboxSince(client, mark, options.limit),
+      options.signal === undefined ? { retry: true } : { retry: true, signal: options.signal },
+    );
+  }
+
+  uidMarkAt(target: { uid: number } | { messageId: string }, signal?: AbortSignal): Promise<UidMarkAt> {
+    return this.session.use(
+      (client) => uidMarkAt(client, target),
+      signal === undefined ? { retry: true } : { retry: true, signal },
+    );
   }
 
   usage(): Usage {

@@ -40,12 +40,30 @@ export interface ReadMessage {
   full: boolean;
 }
 
+/**
+ * A server syncs a selected mailbox after a command, not before it (Dovecot does), so the first
+ * SEARCH on a folder selected in an earlier call would not see mail that arrived since. Each
+ * use of the connection (ImapMailbox.read/write) starts stale: its first reuse of the selected
+ * folder sends a NOOP, which lets the server announce what changed; later commands of the same
+ * use reuse the selection as it is.
+ */
+const synced = new WeakSet<ImapFlow>();
+export function beginUse(client: ImapFlow): void {
+  synced.delete(client);
+}
+
 /** Opens `path` read-only unless it already is the selected mailbox, opened read-only. */
 export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
   const current = client.mailbox;
-  if (current && current.path === path && current.readOnly) return current;
+  if (current && current.path === path && current.readOnly) {
+    if (!synced.has(client)) await client.noop();
+    synced.add(client);
+    return client.mailbox || current;
+  }
   try {
-    return await client.mailboxOpen(path, { readOnly: true });
+    const box = await client.mailboxOpen(path, { readOnly: true });
+    synced.add(client);
+    return box;
   } catch (e) {
     throw new MailError('not_found', `cannot open folder "${path}": ${(e as Error).message}`, { cause: e });
   }
@@ -213,5 +231,9 @@ export function toMailMessage(m: ReadMessage): MailMessage {
     sizeEstimate: primary?.size ?? 0,
     headers: m.headers,
     root: m.root,
+    // Views (All Mail, Starred) are not where a message lives; a move names its real copies.
+    places: m.copies
+      .filter((c) => c.folder.kind !== 'virtual')
+      .map((c) => ({ folder: c.folder.path, uidValidity: c.uidValidity, uid: c.uid })),
   };
 }

@@ -117,6 +117,7 @@ export function addAuthCases(b: CorpusBuilder): void {
     }),
   );
   b.mark('noAuthResults', noAuth);
+  b.add('notViaSmtp', noAuth);
 
   // 4. DKIM d= equals the From domain.
   const aligned = b.thread(

@@ -29,6 +29,8 @@ export interface AuthSpec {
   dmarc: { result: string; policy: string; headerFrom: string } | null;
   /** Replaces Gmail's usual SPF comment (a hostile comment is a scenario of its own). */
   spfComment?: string;
+  /** RFC 8601 authres-version written after the authserv-id ("mx.google.com 1;"). */
+  version?: number;
 }
 
 export const domainOf = (address: string): string =>
@@ -80,7 +82,8 @@ export function authResultsValue(a: AuthSpec, rng: Rng, authservId = 'mx.google.
   }
   parts.push(`spf=${a.spf} (${a.spfComment ?? spfComment(a)}) smtp.mailfrom=${a.mailfrom}`);
   if (a.dmarc) parts.push(`dmarc=${a.dmarc.result} (${a.dmarc.policy}) header.from=${a.dmarc.headerFrom}`);
-  return `${authservId};\n       ${parts.join(';\n       ')}`;
+  const head = a.version === undefined ? authservId : `${authservId} ${a.version}`;
+  return `${head};\n       ${parts.join(';\n       ')}`;
 }
 
 /** A DKIM-Signature as the sender's MTA would have added it (the signature bytes are filler). */
@@ -125,4 +128,53 @@ export function gmailTrace(
     headers.push(['Authentication-Results', authResultsValue(auth, rng)]);
   }
   return headers;
+}
+
+/** How a message reached the mailbox: only mail Gmail received over SMTP carries its report. */
+export type Arrival = 'smtp' | 'pop' | 'import';
+
+/**
+ * Gmail's POP fetcher (Settings → Accounts → "Check mail from other accounts"): a Received line
+ * "with POP3" and X-Gmail-Fetch-Info on top, and no Authentication-Results, since Gmail's MX
+ * never saw the SMTP transaction.
+ */
+export function popTrace(owner: string, at: number, account: string, popHost: string, rng: Rng): Header[] {
+  return [
+    ['Delivered-To', owner],
+    [
+      'Received',
+      `from ${popHost} [${ipFor(popHost)}]\n        by mx.google.com with POP3 id ${rng.alnum(12)}\n        for <${owner}>\n        (single-drop); ${formatDate(at + 60_000, -480)}`,
+    ],
+    ['X-Gmail-Fetch-Info', `${account} 1 ${popHost} 995 ${account.split('@')[0] ?? ''}`],
+  ];
+}
+
+/**
+ * The headers Gmail puts on top of mail arriving now (the sandbox's deliver): over SMTP its
+ * trace and its own report, with the verdicts given (default: nothing could be checked — the
+ * sandbox has no DNS, so SPF is "none" and there is no DKIM or DMARC result); fetched over POP
+ * the fetcher's lines; imported, nothing at all.
+ */
+export function arrivalHeaders(
+  via: Arrival,
+  owner: string,
+  at: number,
+  envelopeFrom: string,
+  rng: Rng,
+  auth?: AuthSpec,
+): Header[] {
+  const domain = domainOf(envelopeFrom) || 'unknown.invalid';
+  if (via === 'import') return [];
+  if (via === 'pop')
+    return popTrace(owner, at, `${owner.split('@')[0] ?? 'you'}@pop.${domain}`, `pop.${domain}`, rng);
+  const host = `mail.${domain}`;
+  const spec: AuthSpec = auth ?? {
+    spf: 'none',
+    mailfrom: envelopeFrom,
+    ip: ipFor(host),
+    host,
+    dkim: [],
+    dmarc: null,
+  };
+  return gmailTrace(owner, at, spec, rng, host);
 }

@@ -28,6 +28,12 @@ export const SINGLE_KEYS = [
   'forgedAuthOtherServ',
   /** Received mail (fetched over POP) with no Authentication-Results at all. */
   'noAuthResults',
+  /** Imported mail (no Gmail report): the old provider's report on top, a forged mx.google.com pass below. */
+  'authImportedForgedBelow',
+  /** Gmail's failing report on top; a forged pass below it in a field written "Authentication-Results :". */
+  'authSpacedFieldName',
+  /** Gmail's passing report written "mx.google.com 1;" (RFC 8601 version), the only report. */
+  'authVersionedOnlyReport',
   /** DKIM d= equals the From domain (tidewater-books.com). */
   'dkimAligned',
   /** DKIM d=mail.quayside-outfitters.com for From news.quayside-outfitters.com: relaxed-aligned. */
@@ -72,6 +78,24 @@ export const SINGLE_KEYS = [
   'forwarded',
   /** The owner mailed themself (SENT + INBOX) 3–20 days ago: waits on nobody. */
   'noteToSelf',
+  /** Q-encoded words whose 8-bit bytes stand raw (ISO-8859-1 subject and display name, KOI8-R word): reader-cases.ts. */
+  'rawBytesInEncodedWord',
+  /** Raw UTF-8 Subject with one byte that is not UTF-8. */
+  'utf8HeaderStrayByte',
+  /** UTF-7 (RFC 2152) body and encoded-word subject. */
+  'utf7Body',
+  /** ISO-2022-JP label on a body holding two Shift_JIS bytes. */
+  'iso2022jpStrayBytes',
+  /** The whole message is one attached CSV file: an attachment with partId "". */
+  'rootAttachment',
+  /** The whole message is message/rfc822: the inner message is the body. */
+  'rootEmbeddedMessage',
+  /** text/plain with Content-Disposition: inline; filename=: body and attachment. */
+  'inlineNamedText',
+  /** HTML nested 400 deep. */
+  'deepHtml',
+  /** Newsletter hiding seven phrases with CSS (sheet rules, @media, inline, near-white on near-white). */
+  'cssHiddenText',
 ] as const;
 
 /** Scenarios with several threads. */
@@ -106,6 +130,8 @@ export const LIST_KEYS = [
   'noReply',
   /** Colleague and family threads carrying pdf, png, csv and docx attachments. */
   'withAttachments',
+  /** Received mail that did not reach Gmail's MX over SMTP (fetched over POP, imported): no Gmail report. */
+  'notViaSmtp',
 ] as const;
 
 export type SingleKey = (typeof SINGLE_KEYS)[number];

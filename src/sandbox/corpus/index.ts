@@ -3,6 +3,7 @@
  * must survive (see "The sandbox" in DESIGN.md), and the facts tests can assert about it.
  */
 import type { SeedUser } from '../seed.js';
+import { addAuthArrivalCases } from './auth-arrival.js';
 import { addAuthCases } from './auth-cases.js';
 import { addAutomated } from './automated.js';
 import { CorpusBuilder } from './builder.js';
@@ -18,6 +19,7 @@ import { addHiddenText } from './hidden-text.js';
 import { addIdentity } from './identity.js';
 import { addNewsletters } from './newsletters.js';
 import { addDmarcReports } from './reports.js';
+import { addReaderCases } from './reader-cases.js';
 import { addSocial } from './social.js';
 import { addSpam } from './spam.js';
 import { addUpdates } from './updates.js';
@@ -47,6 +49,8 @@ function build(now: number): { user: SeedUser; facts: DemoFacts } {
   addSocial(b);
   addColleagues(b);
   addFriends(b);
+  addAuthArrivalCases(b);
+  addReaderCases(b);
   return b.finish();
 }
 

@@ -60,6 +60,11 @@ export interface ReceiveSpec {
   auth?: AuthSpec | null;
   /** Replaces Gmail's trace block (e.g. mail fetched over POP). */
   trace?: Header[];
+  /**
+   * How the message reached the mailbox (default smtp: Gmail's trace and report on top).
+   * import: no header of Gmail's at all (mail uploaded from an old mailbox); pop: see `trace`.
+   */
+  via?: 'smtp' | 'import';
   unread?: boolean;
   /** Host part of the Message-ID; defaults to the From domain. */
   idHost?: string;
@@ -163,7 +168,8 @@ export class ThreadWriter {
     const fromDomain = domainOf(s.from.email);
     const auth = s.auth === undefined ? alignedAuth(s.from.email) : s.auth;
     const id = `<${rng.alnum(10)}.${rng.hex(8)}@${s.idHost ?? fromDomain}>`;
-    const trace = s.trace ?? gmailTrace(OWNER.email, s.at, auth, rng, `mail.${fromDomain}`);
+    const trace =
+      s.trace ?? (s.via === 'import' ? [] : gmailTrace(OWNER.email, s.at, auth, rng, `mail.${fromDomain}`));
     const dkim: Header[] = (auth?.dkim ?? [])
       .filter((k) => k.result !== 'none')
       .map((k) => ['DKIM-Signature', dkimSignature(k.d, k.s, rng)]);

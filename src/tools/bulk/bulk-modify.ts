@@ -11,7 +11,7 @@ import { confirmChange, defineTool } from '../define.js';
 import { labelRef, materialize, ref, resolveChange } from '../labels.js';
 import { mailReaders } from '../lazy.js';
 import { usage } from '../search.js';
-import { chunkReport, runChunks } from './chunks.js';
+import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
 import { listMessages } from './listing.js';
 import {
   bulkMoveOut,
@@ -82,7 +82,7 @@ export const bulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged. undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word. A move out of the inbox (remove INBOX, add SPAM or TRASH) passes the write policy: refused before writing when it would exceed the agent moves left today (remainingToday), then judged message by message (refused: the ones it kept, with the rule and why); labels added must be in allowedLabels.",
+    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and, when something matches, a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged (it narrows what is written; it does not find what the index missed, so unverifiedPredicates still lists them). undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word. A move out of the inbox (remove INBOX, add SPAM or TRASH) passes the write policy: refused before writing when it would exceed the agent moves left today (remainingToday), then judged message by message (refused: the ones it kept, with the rule and why); labels added must be in allowedLabels.",
   input: z.strictObject({
     query: z
       .string()
@@ -144,6 +144,7 @@ export const bulkModify = defineTool({
     samples: z.array(sample).optional(),
     submitted: z.number().describe('ids in chunks Gmail accepted (it ignores unknown ids)'),
     failed: z.number(),
+    ...runFields,
     notAttempted: z.number(),
     cancelled: z.boolean(),
     chunks: z.array(chunkReport),
@@ -198,7 +199,9 @@ export const bulkModify = defineTool({
       query,
       dryRun: args.dryRun,
       matched: { messages: listing.refs.length, threads: new Set(listing.refs.map((r) => r.threadId)).size },
-      unverifiedPredicates: args.crossCheck ? [] : labelStatePredicates(node),
+      // crossCheck narrows what is written to messages whose live labels agree; it cannot find
+      // what the index left out, so the predicates stay taken on the index's word.
+      unverifiedPredicates: labelStatePredicates(node),
       ...(args.crossCheck
         ? {
             crossCheck: {
@@ -228,7 +231,8 @@ export const bulkModify = defineTool({
     };
 
     if (args.dryRun) {
-      const issued = issuePreview(scope, targetIds, ctx.clock.now());
+      // A token pins a set to write; an empty set has nothing to pin.
+      const issued = targetIds.length === 0 ? undefined : issuePreview(scope, targetIds, ctx.clock.now());
       const left = gate !== undefined && move !== undefined ? await gate.remaining() : null;
       return {
         ...(left === null ? {} : { remainingToday: left }),
@@ -239,11 +243,13 @@ export const bulkModify = defineTool({
         },
         labelsToCreate: resolved.add.flatMap((w) => (w.kind === 'create' ? [w.name] : [])),
         createdLabels: [],
-        previewToken: issued.token,
-        previewExpiresAt: new Date(issued.expiresAt).toISOString(),
+        ...(issued === undefined
+          ? {}
+          : { previewToken: issued.token, previewExpiresAt: new Date(issued.expiresAt).toISOString() }),
         samples: await samplesOf(ctx, reads.target),
         submitted: 0,
         failed: 0,
+        unknown: 0,
         notAttempted: 0,
         cancelled: false,
         chunks: [],
@@ -313,6 +319,8 @@ export const bulkModify = defineTool({
         ? null
         : (policed.remainingToday() ?? (await gate.remaining()));
     if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);
+    const none = nothingChanged(run);
+    if (none !== undefined) throw none;
     if (plan !== undefined) plan = restrictPlan(plan, run.sent);
     const verified = !args.verify
       ? undefined
@@ -333,6 +341,8 @@ export const bulkModify = defineTool({
       createdLabels: applied.created.map(ref),
       submitted: run.submitted,
       failed: run.failed,
+      unknown: run.unknown,
+      ...(run.rateLimited === undefined ? {} : { rateLimited: run.rateLimited }),
       notAttempted: run.notAttempted,
       cancelled: run.cancelled,
       chunks: run.chunks,

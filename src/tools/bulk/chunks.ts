@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { BATCH_LIMIT, chunk } from '../../mail/bulk-plan.js';
-import { isMailError } from '../../mail/errors.js';
+import { ERROR_CODES, MailError, isMailError } from '../../mail/errors.js';
+import type { ErrorCode } from '../../mail/errors.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ToolContext } from '../define.js';
+import { isOutcomeUnknown } from '../guarded.js';
+import { verifiedSchema, verifyChange } from './verify.js';
+import type { Verified } from './verify.js';
 
 const PROGRESS_FLUSH_MS = 20;
 
@@ -15,8 +19,10 @@ export interface WriteJob {
 export interface ChunkReport {
   index: number;
   ids: number;
-  outcome: 'ok' | 'failed' | 'notAttempted' | 'refused';
+  outcome: 'ok' | 'failed' | 'notAttempted' | 'refused' | 'unknown';
   error?: { code: string; message: string };
+  /** The answer never came: the chunk's labels as read back afterwards. */
+  readBack?: Verified;
   /** Ids the write policy refused (never sent). */
   refused?: number;
   /** Ids whose live state could not be read for the policy, so they were not judged and not sent. */
@@ -46,7 +52,11 @@ export interface ChunkRun {
   submitted: number;
   /** Ids in chunks that failed after the client's retries (Gmail may have applied some). */
   failed: number;
+  /** Ids of chunks whose answer never came and whose read-back did not show the change. */
+  unknown: number;
   notAttempted: number;
+  /** Set when Gmail rate-limited a chunk: the chunks after it were not attempted. */
+  rateLimited?: { retryAfterSeconds?: number };
   cancelled: boolean;
   /** Ids of every chunk that reached Gmail, accepted or not: what an undo must cover. */
   sent: Set<string>;
@@ -58,9 +68,14 @@ export const chunkReport = z.object({
   index: z.number(),
   ids: z.number(),
   outcome: z
-    .enum(['ok', 'failed', 'notAttempted', 'refused'])
-    .describe('refused: the write policy refused every id of the chunk, so nothing was sent'),
+    .enum(['ok', 'failed', 'notAttempted', 'refused', 'unknown'])
+    .describe(
+      'refused: the write policy refused every id of the chunk, so nothing was sent; unknown: Gmail never answered and the labels read back do not (yet) show the change; notAttempted: after a cancellation, the call budget or a rate limit',
+    ),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  readBack: verifiedSchema
+    .optional()
+    .describe('Gmail never answered this chunk: its labels as read back afterwards'),
   refused: z.number().optional().describe('ids the write policy refused (never sent)'),
   unjudged: z
     .number()
@@ -87,20 +102,24 @@ export async function runChunks(
     chunks: [],
     submitted: 0,
     failed: 0,
+    unknown: 0,
     notAttempted: 0,
     cancelled: false,
     sent: new Set(),
     accepted: [],
   };
   for (const [index, job] of planned.entries()) {
-    if (ctx.signal.aborted) {
-      run.cancelled = true;
+    // A rate limit already had its one wait in the client: the chunks after it would only spend
+    // requests on the same 429 (the reference retried every remaining chunk four times).
+    if (ctx.signal.aborted || run.rateLimited !== undefined) {
+      if (run.rateLimited === undefined) run.cancelled = true;
       run.chunks.push({ index, ids: job.ids.length, outcome: 'notAttempted' });
       run.notAttempted += job.ids.length;
       continue;
     }
     let written = 0;
     let error: ChunkReport['error'];
+    let readBack: Verified | undefined;
     const write = async (ids: string[]): Promise<void> => {
       if (ids.length === 0) return;
       for (const id of ids) run.sent.add(id);
@@ -111,7 +130,23 @@ export async function runChunks(
         run.accepted.push(...ids);
       } catch (e) {
         error = errorOf(e);
-        run.failed += ids.length;
+        if (isMailError(e) && e.code === 'rate_limited')
+          run.rateLimited =
+            e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds };
+        if (!isOutcomeUnknown(e)) {
+          run.failed += ids.length;
+          throw e;
+        }
+        // Gmail may have applied it: what the labels say now is the report (issue 9: a hung
+        // batchModify was reported failed and applied afterwards).
+        readBack = await verifyChange(ctx.mailbox, ids, job.change);
+        if (readBack.applied === ids.length) {
+          error = undefined;
+          run.submitted += ids.length;
+          run.accepted.push(...ids);
+          return;
+        }
+        run.unknown += ids.length;
         throw e;
       }
     };
@@ -132,16 +167,19 @@ export async function runChunks(
     run.failed += judged.unjudged;
     if (error === undefined && written === 0 && judged.unjudged > 0) error = judged.readError;
     const outcome: ChunkReport['outcome'] =
-      error !== undefined || (written === 0 && judged.unjudged > 0)
-        ? 'failed'
-        : written === 0 && judged.refused > 0
-          ? 'refused'
-          : 'ok';
+      readBack !== undefined && error !== undefined
+        ? 'unknown'
+        : error !== undefined || (written === 0 && judged.unjudged > 0)
+          ? 'failed'
+          : written === 0 && judged.refused > 0
+            ? 'refused'
+            : 'ok';
     const report: ChunkReport = {
       index,
       ids: job.ids.length,
       outcome,
       ...(error === undefined ? {} : { error }),
+      ...(readBack === undefined ? {} : { readBack }),
       ...(guard === undefined ? {} : { refused: judged.refused, unjudged: judged.unjudged }),
     };
     run.chunks.push(report);
@@ -159,6 +197,38 @@ export async function runChunks(
   // A short pause lets the last one travel alone; 20 ms against seconds of batchModify calls.
   if (planned.length > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_FLUSH_MS));
   return run;
+}
+
+export const runFields = {
+  unknown: z
+    .number()
+    .describe('ids in chunks Gmail never answered whose labels, read back, do not (yet) show the change'),
+  rateLimited: z
+    .object({ retryAfterSeconds: z.number().optional() })
+    .optional()
+    .describe('Gmail rate-limited a chunk; the chunks after it were not attempted'),
+};
+
+/**
+ * Every chunk failed and nothing may have landed: the call is an error with the first chunk's
+ * code (rate_limited keeps its retryAfterSeconds), as for the thread tools (guarded.ts).
+ */
+export function nothingChanged(run: ChunkRun): MailError | undefined {
+  if (run.submitted > 0 || run.unknown > 0 || run.failed === 0) return undefined;
+  const first = run.chunks.find((c) => c.error !== undefined)?.error;
+  const code = (ERROR_CODES as readonly string[]).includes(first?.code ?? '')
+    ? (first?.code as ErrorCode)
+    : 'internal_error';
+  const after = run.notAttempted > 0 ? `; ${run.notAttempted} id(s) were not attempted` : '';
+  return new MailError(
+    code,
+    `nothing was changed: ${run.failed} id(s) failed${after} — ${first?.message ?? 'no detail'}`,
+    {
+      ...(run.rateLimited?.retryAfterSeconds === undefined
+        ? {}
+        : { retryAfterSeconds: run.rateLimited.retryAfterSeconds }),
+    },
+  );
 }
 
 function errorOf(e: unknown): { code: string; message: string } {

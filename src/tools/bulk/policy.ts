@@ -3,6 +3,7 @@ import { mapBounded } from '../../mail/async.js';
 import { MailError, isMailError } from '../../mail/errors.js';
 import { headerValue, parseAddressList } from '../../mail/headers.js';
 import type { MailMessage, MessageRef } from '../../mail/types.js';
+import { placesOf } from '../guarded.js';
 import type { Gate, GateItem, PerItemOutcome } from '../../policy/gate.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ResolvedChange } from '../labels.js';
@@ -138,7 +139,7 @@ export async function preflightMove(
 }
 
 /** One message as the policy sees it: its live labels and its own From. */
-function messageItem(m: MailMessage): GateItem {
+export function messageItem(m: MailMessage): GateItem {
   const from = headerValue(m.headers, 'From') ?? '';
   const sender = parseAddressList(from)[0]?.address;
   const subject = headerValue(m.headers, 'Subject');
@@ -152,6 +153,7 @@ function messageItem(m: MailMessage): GateItem {
     ...(subject === undefined ? {} : { subject }),
     ...(messageId === undefined ? {} : { messageId }),
     labelIds: m.labelIds,
+    ...placesOf([m]),
   };
 }
 
@@ -197,40 +199,7 @@ export function policyChunks(
           labelIds: [],
         })),
       };
-    const found = new Map<string, MailMessage>();
-    let readError: ChunkJudged['readError'];
-    const failed = (e: unknown): void => {
-      readError ??= isMailError(e)
-        ? { code: e.code, message: e.message }
-        : { code: 'internal_error', message: String(e) };
-    };
-    const unknown = ids.filter((id) => !threadOf.has(id));
-    await mapBounded(unknown, readConcurrency(ctx.mailbox, READS), async (id) => {
-      try {
-        threadOf.set(id, (await ctx.mailbox.getMessageLabels(id, ctx.signal)).threadId);
-      } catch (e) {
-        failed(e);
-      }
-    });
-    const threads = [...new Set(ids.map((id) => threadOf.get(id) ?? ''))].filter((t) => t !== '');
-    await mapBounded(threads, readConcurrency(ctx.mailbox, READS), async (threadId) => {
-      try {
-        const t = await ctx.mailbox.getThread(threadId, {
-          format: 'metadata',
-          metadataHeaders: ['From', 'Subject', 'Message-ID'],
-          signal: ctx.signal,
-        });
-        for (const m of t.messages) found.set(m.id, m);
-      } catch (e) {
-        failed(e);
-      }
-    });
-    // A message missing from its thread now was deleted since the listing: nothing to judge.
-    const items = ids.flatMap((id) => {
-      const m = found.get(id);
-      return m === undefined ? [] : [messageItem(m)];
-    });
-    return { items, ...(readError === undefined ? {} : { readError }) };
+    return readMessageItems(ctx, ids, threadOf);
   }
 
   const guard: ChunkGuard = async (ids, change, write) => {
@@ -292,4 +261,50 @@ export function policyChunks(
           },
     remainingToday: () => remaining,
   };
+}
+
+/**
+ * Messages as the policy sees them, from one metadata read per thread: live labels and each
+ * message's own From. `threadOf` tells each message's thread; one not in it is looked up first
+ * (and added). A message no longer in its thread was deleted since it was listed: it is left out.
+ * `readError` is the first read that failed; the messages it hid are left out too.
+ */
+export async function readMessageItems(
+  ctx: ToolContext,
+  ids: readonly string[],
+  threadOf: Map<string, string>,
+): Promise<{ items: GateItem[]; readError?: { code: string; message: string } }> {
+  const found = new Map<string, MailMessage>();
+  let readError: { code: string; message: string } | undefined;
+  const failed = (e: unknown): void => {
+    readError ??= isMailError(e)
+      ? { code: e.code, message: e.message }
+      : { code: 'internal_error', message: String(e) };
+  };
+  const unknown = ids.filter((id) => !threadOf.has(id));
+  await mapBounded(unknown, readConcurrency(ctx.mailbox, READS), async (id) => {
+    try {
+      threadOf.set(id, (await ctx.mailbox.getMessageLabels(id, ctx.signal)).threadId);
+    } catch (e) {
+      failed(e);
+    }
+  });
+  const threads = [...new Set(ids.map((id) => threadOf.get(id) ?? ''))].filter((t) => t !== '');
+  await mapBounded(threads, readConcurrency(ctx.mailbox, READS), async (threadId) => {
+    try {
+      const t = await ctx.mailbox.getThread(threadId, {
+        format: 'metadata',
+        metadataHeaders: ['From', 'Subject', 'Message-ID'],
+        signal: ctx.signal,
+      });
+      for (const m of t.messages) found.set(m.id, m);
+    } catch (e) {
+      failed(e);
+    }
+  });
+  const items = ids.flatMap((id) => {
+    const m = found.get(id);
+    return m === undefined ? [] : [messageItem(m)];
+  });
+  return { items, ...(readError === undefined ? {} : { readError }) };
 }

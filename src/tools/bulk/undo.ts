@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
 import { defineTool } from '../define.js';
 import { usage } from '../search.js';
-import { chunkReport, runChunks } from './chunks.js';
+import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
 import { bulkRefusedSchema, moveOf, policyChunks, preflightMove, refusedEverything } from './policy.js';
 
 const gmailId = (what: string) =>
@@ -45,6 +45,7 @@ export const undoBulkModify = defineTool({
     messages: z.number(),
     submitted: z.number(),
     failed: z.number(),
+    ...runFields,
     notAttempted: z.number(),
     cancelled: z.boolean(),
     chunks: z.array(chunkReport),
@@ -79,6 +80,8 @@ export const undoBulkModify = defineTool({
     );
     const refused = policed?.refused();
     if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);
+    const none = nothingChanged(run);
+    if (none !== undefined) throw none;
     const remainingToday =
       gate === undefined || policed === undefined
         ? null
@@ -90,6 +93,8 @@ export const undoBulkModify = defineTool({
       messages: plan.groups.reduce((n, g) => n + g.messageIds.length, 0),
       submitted: run.submitted,
       failed: run.failed,
+      unknown: run.unknown,
+      ...(run.rateLimited === undefined ? {} : { rateLimited: run.rateLimited }),
       notAttempted: run.notAttempted,
       cancelled: run.cancelled,
       chunks: run.chunks,

@@ -26,7 +26,7 @@ function setup(handler: Handler, retry?: { baseDelayMs?: number }) {
 }
 
 describe('one retry layer', () => {
-  it('a persistent 429 with Retry-After: 1 costs exactly 4 requests, then rate_limited', async () => {
+  it('a persistent 429 with Retry-After: 1 gets one wait: 2 requests, then rate_limited', async () => {
     const { rec, client, time } = setup((req) =>
       req.url.endsWith('/token')
         ? tokenOk()
@@ -36,12 +36,12 @@ describe('one retry layer', () => {
     expect(e.code).toBe('rate_limited');
     expect(e.retryable).toBe(true);
     expect(e.retryAfterSeconds).toBe(1);
-    expect(rec.gmail()).toHaveLength(4);
-    expect(time.slept).toEqual([1000, 1000, 1000]);
-    expect(client.usage()).toEqual({ requests: 5, quotaUnits: 4 });
+    expect(rec.gmail()).toHaveLength(2);
+    expect(time.slept).toEqual([1000]);
+    expect(client.usage()).toEqual({ requests: 3, quotaUnits: 2 });
   });
 
-  it('Retry-After: 60 stops after 1 request, because the wait would pass the 30 s budget', async () => {
+  it('Retry-After: 60 stops after 1 request, because the wait is longer than the one wait allowed (20 s)', async () => {
     const { rec, client, time } = setup((req) =>
       req.url.endsWith('/token')
         ? tokenOk()

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import type { ImapFlow } from 'imapflow';
+import { MailError, invalidInput } from '../../mail/errors.js';
+import { MAX_DECIDED } from '../../mail/inbox-mark.js';
+import type { UidArrivals, UidMark, UidMarkAt } from '../mailbox.js';
+import { parseImapId } from './ids.js';
+import type { Folder } from './query.js';
+import { fetchCopies, readCopy, searchUids } from './reader.js';
+
+/*
+ * INBOX arrivals for the sweep loop, without the folder model: INBOX is named "INBOX" on every
+ * server (RFC 3501 §5.1), so a gate that finds nothing new costs one EXAMINE after login, and
+ * one UID SEARCH when UIDNEXT moved.
+ */
+
+const INBOX: Folder = { path: 'INBOX', role: 'inbox', labelId: 'INBOX', kind: 'location', name: 'Inbox' };
+
+/** A short, stable hash of a Message-ID (or of a place id for mail without one). */
+export function messageIdHash(id: string): string {
+  return createHash('sha256').update(id, 'utf8').digest('base64url').slice(0, 16);
+}
+
+/** A fresh EXAMINE: a connection that already has INBOX open holds its UIDNEXT from then. */
+async function reexamine(
+  client: ImapFlow,
+): Promise<{ uidValidity: string; uidNext: number; exists: number }> {
+  try {
+    const box = await client.mailboxOpen(INBOX.path, { readOnly: true });
+    return { uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext), exists: box.exists };
+  } catch (e) {
+    throw new MailError('upstream_unavailable', `cannot open INBOX: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+interface Listed {
+  uid: number;
+  id: string;
+  threadId: string;
+  internalDate: number;
+}
+
+async function describe(client: ImapFlow, uids: readonly number[]): Promise<Listed[]> {
+  if (uids.length === 0) return [];
+  const rows = await fetchCopies(client, INBOX, uids, 'links');
+  return rows
+    .map(({ copy, bytes }) => {
+      const m = readCopy(copy, bytes, false);
+      return { uid: copy.uid, id: m.id, threadId: m.threadId, internalDate: copy.internalDate };
+    })
+    .sort((a, b) => a.uid - b.uid);
+}
+
+export async function inboxSince(
+  client: ImapFlow,
+  mark: UidMark | undefined,
+  limit: number,
+): Promise<UidArrivals> {
+  const box = await reexamine(client);
+  const { uidValidity, uidNext } = box;
+  const reset = mark !== undefined && mark.uidValidity !== uidValidity;
+  const base = { uidValidity, uidNext, reset, excludedDecided: 0 };
+  const valid = mark !== undefined && !reset;
+  if ((valid && uidNext <= mark.uid + 1) || box.exists === 0) return { ...base, total: 0, items: [] };
+  let uids = valid
+    ? (await searchUids(client, { uid: `${mark.uid + 1}:*` })).filter((u) => u > mark.uid)
+    : await searchUids(client, {});
+  let excludedDecided = 0;
+  let items: Listed[];
+  if (reset && mark.decided.length > 0 && uids.length > 0) {
+    // Every UID changed: tell decided mail by its Message-ID instead (one header FETCH of all).
+    const decided = new Set(mark.decided);
+    const all = await describe(client, uids);
+    const open = all.filter((m) => !decided.has(messageIdHash(m.id)));
+    excludedDecided = all.length - open.length;
+    uids = open.map((m) => m.uid);
+    items = open.slice(0, limit);
+  } else {
+    items = await describe(client, uids.slice(0, limit));
+  }
+  const newestUid = uids.at(-1);
+  return {
+    ...base,
+    excludedDecided,
+    total: uids.length,
+    items,
+    ...(newestUid === undefined ? {} : { newestUid }),
+  };
+}
+
+export async function uidMarkAt(
+  client: ImapFlow,
+  target: { uid: number } | { messageId: string },
+): Promise<UidMarkAt> {
+  const box = await reexamine(client);
+  const { uidValidity, uidNext } = box;
+  let uid: number;
+  if ('uid' in target) {
+    uid = target.uid;
+    if (uid >= uidNext)
+      throw invalidInput(
+        'uid',
+        `UID ${uid} is at or above INBOX's UIDNEXT (${uidNext}): no message with that UID has arrived yet, and a mark there would hide mail that has not been listed. Use a uid from list_new_mail.`,
+      );
+  } else {
+    const p = parseImapId(target.messageId, 'messageId');
+    if (p.kind !== 'message')
+      throw invalidInput('messageId', 'this is not a message id; pass a messageId from list_new_mail');
+    const found = await searchUids(client, { header: { 'message-id': p.messageId } });
+    const last = found.at(-1);
+    if (last === undefined)
+      throw new MailError(
+        'not_found',
+        `message ${target.messageId.slice(0, 40)} is not in the inbox; pass the uid from list_new_mail instead`,
+      );
+    uid = last;
+  }
+  const below = box.exists === 0 ? [] : await searchUids(client, { uid: `1:${uid}` });
+  const kept = below.filter((u) => u <= uid).slice(-MAX_DECIDED);
+  const decided = kept.length === 0 ? [] : (await describe(client, kept)).map((m) => messageIdHash(m.id));
+  return { uidValidity, uidNext, uid, decided };
+}

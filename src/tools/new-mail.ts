@@ -1,0 +1,460 @@
+import { z } from 'zod';
+import { mapBounded } from '../mail/async.js';
+import { MailError, invalidInput, isMailError } from '../mail/errors.js';
+import { aboveGmailMark, compareArrivals, gmailMarkAt } from '../mail/inbox-mark.js';
+import type { Arrival, GmailMark, ImapMark, InboxMark } from '../mail/inbox-mark.js';
+import type { MailMessage, MailThread } from '../mail/types.js';
+import { uniqueById } from '../mail/unique.js';
+import type { Mailbox } from '../providers/mailbox.js';
+import type { InboxMarkStore } from '../store/inbox-mark.js';
+import type { ToolContext } from './define.js';
+import { defineTool, readConcurrency } from './define.js';
+import { labelMap } from './labels-cache.js';
+import { mailReaders } from './lazy.js';
+import { fenceSignalDetails, signalsSchema, usage } from './search.js';
+import { sweepSenderRules } from './sender-rules.js';
+
+/*
+ * The sweep loop's reads (issue: "new mail, listed once"): list_new_mail lists INBOX mail above
+ * the account's mark, oldest first; mark_handled moves the mark; check_new_mail answers a gate
+ * that runs without a model. The mark itself: src/mail/inbox-mark.ts (format), src/store/
+ * inbox-mark.ts (file).
+ */
+
+/** Clients cut tool results at about 20,000 characters; 75 lines stay under it (bench/new-mail). */
+export const DEFAULT_LIMIT = 75;
+/** Gmail: inbox messages examined per call at most (a first run on a huge inbox). */
+const GMAIL_SCAN_MAX = 2000;
+const GMAIL_PAGE = 500;
+const THREAD_READS = 10;
+/** A line's snippet: enough to recognise the mail. */
+const SNIPPET_MAX = 120;
+/** From and Subject on a line: what a person takes in at a glance (get_thread has them whole). */
+const FIELD_MAX = 80;
+const cap = (t: string): string => (t.length > FIELD_MAX ? `${t.slice(0, FIELD_MAX - 1)}…` : t);
+
+export interface NewMailRef {
+  uid?: number;
+  id: string;
+  threadId: string;
+  internalDate: number;
+}
+
+export interface NewMailFound {
+  provider: 'imap' | 'gmail';
+  mark: InboxMark | undefined;
+  /** IMAP: INBOX's UIDVALIDITY differs from the mark's. */
+  reset: boolean;
+  excludedDecided: number;
+  total: number;
+  items: NewMailRef[];
+  newest: { uid?: number; messageId?: string; date?: string } | undefined;
+  topic: string | null;
+  /** Gmail: the scan stopped at GMAIL_SCAN_MAX inbox messages. */
+  truncated: boolean;
+  uidNext?: number;
+  uidValidity?: string;
+}
+
+function marksOf(ctx: ToolContext): InboxMarkStore {
+  if (!ctx.inboxMarks)
+    throw new MailError('unsupported', 'this server keeps no new-mail marks (no config dir was given to it)');
+  return ctx.inboxMarks;
+}
+
+async function readMark(ctx: ToolContext, provider: 'imap' | 'gmail'): Promise<InboxMark | undefined> {
+  const store = marksOf(ctx);
+  const mark = await store.read(ctx.mailbox.account);
+  if (mark !== undefined && mark.provider !== provider)
+    throw new MailError(
+      'internal_error',
+      `the new-mail mark ${store.pathFor(ctx.mailbox.account)} is for a ${mark.provider} account, but account "${ctx.mailbox.account}" is ${provider}. Delete the file; the next list_new_mail lists the whole inbox again.`,
+      { retryable: false },
+    );
+  return mark;
+}
+
+/** Everything new above the mark; `limit` refs described (0: count only, the cheapest). */
+export async function findNewMail(ctx: ToolContext, limit: number): Promise<NewMailFound> {
+  const mb = ctx.mailbox;
+  if (mb.inboxSince) {
+    const mark = (await readMark(ctx, 'imap')) as ImapMark | undefined;
+    const a = await mb.inboxSince(mark, { limit, signal: ctx.signal });
+    return {
+      provider: 'imap',
+      mark,
+      reset: a.reset,
+      excludedDecided: a.excludedDecided,
+      total: a.total,
+      items: a.items,
+      newest: a.newestUid === undefined ? undefined : { uid: a.newestUid },
+      topic: a.newestUid === undefined ? null : `imap:${a.uidValidity}:${a.newestUid}`,
+      truncated: false,
+      uidNext: a.uidNext,
+      uidValidity: a.uidValidity,
+    };
+  }
+  const mark = (await readMark(ctx, 'gmail')) as GmailMark | undefined;
+  const found = await gmailArrivals(ctx, mark);
+  const newest = found.list.at(-1);
+  return {
+    provider: 'gmail',
+    mark,
+    reset: false,
+    excludedDecided: 0,
+    total: found.list.length,
+    items: found.list.slice(0, limit),
+    newest:
+      newest === undefined
+        ? undefined
+        : { messageId: newest.id, date: new Date(newest.internalDate).toISOString() },
+    topic: newest === undefined ? null : `gmail:${newest.id}`,
+    truncated: found.truncated,
+  };
+}
+
+/**
+ * Gmail has no UIDs: the index is asked for inbox mail since the mark's second (after: takes
+ * epoch seconds, inclusive), and each hit's live labels and internal date decide (a stale index
+ * hit that left the inbox is not new mail).
+ */
+async function gmailArrivals(
+  ctx: ToolContext,
+  mark: GmailMark | undefined,
+): Promise<{ list: NewMailRef[]; truncated: boolean }> {
+  const mb = ctx.mailbox;
+  const query = mark === undefined ? 'in:inbox' : `in:inbox after:${Math.floor(mark.internalDate / 1000)}`;
+  const threadIds: string[] = [];
+  let pageToken: string | undefined;
+  let seen = 0;
+  let truncated = false;
+  do {
+    const page = await mb.searchMessages(query, {
+      maxResults: GMAIL_PAGE,
+      signal: ctx.signal,
+      ...(pageToken === undefined ? {} : { pageToken }),
+    });
+    for (const r of page.items) threadIds.push(r.threadId);
+    seen += page.items.length;
+    pageToken = page.nextPageToken;
+    if (seen >= GMAIL_SCAN_MAX && pageToken !== undefined) {
+      truncated = true;
+      break;
+    }
+  } while (pageToken !== undefined);
+  const threads = await mapBounded([...new Set(threadIds)], readConcurrency(mb, THREAD_READS), (id) =>
+    mb.getThread(id, { format: 'metadata', metadataHeaders: [], signal: ctx.signal }).catch(notFoundAsNone),
+  );
+  const list = uniqueById(
+    threads
+      .flatMap((t) => t?.messages ?? [])
+      .filter((m) => m.labelIds.includes('INBOX') && aboveGmailMark(mark, m))
+      .map((m) => ({ id: m.id, threadId: m.threadId, internalDate: m.internalDate })),
+  ).sort(compareArrivals);
+  return { list, truncated };
+}
+
+/** A thread deleted between the search and the read is simply not new mail. */
+function notFoundAsNone(e: unknown): undefined {
+  if (e instanceof MailError && e.code === 'not_found') return undefined;
+  throw e;
+}
+
+function markView(mark: InboxMark | undefined) {
+  if (mark === undefined) return null;
+  return mark.provider === 'imap'
+    ? { provider: 'imap' as const, uidValidity: mark.uidValidity, uid: mark.uid, updatedAt: mark.updatedAt }
+    : {
+        provider: 'gmail' as const,
+        internalDate: new Date(mark.internalDate).toISOString(),
+        ids: mark.ids.length,
+        updatedAt: mark.updatedAt,
+      };
+}
+
+const markSchema = z
+  .object({
+    provider: z.enum(['imap', 'gmail']),
+    uidValidity: z.string().optional(),
+    uid: z.number().optional().describe('IMAP: highest INBOX UID decided'),
+    internalDate: z.string().optional().describe('Gmail: arrival time of the newest message decided'),
+    ids: z.number().optional().describe('Gmail: ids decided at exactly that time'),
+    updatedAt: z.string(),
+  })
+  .nullable()
+  .describe('null: no mark yet, so the whole inbox counts as new');
+
+// One line per message, kept small so 75 fit under the ~20,000 characters clients keep: the
+// search summary's fields, with empty ones left out and the snippet only when asked.
+const line = z.object({
+  uid: z.number().optional().describe('IMAP: INBOX UID, for mark_handled'),
+  messageId: z.string(),
+  threadId: z.string().optional().describe('absent when it is the messageId (a thread of one, Gmail)'),
+  date: z.string().describe('arrival, ISO 8601 to the minute (UTC)'),
+  from: z.string().describe('fenced mail text'),
+  subject: z.string().describe('fenced mail text'),
+  snippet: z.string().optional().describe('snippets: true only; fenced mail text'),
+  unread: z.literal(true).optional().describe('absent when read'),
+  labels: z.array(z.string()).optional().describe('besides INBOX; absent when none'),
+  attachments: z.number().optional().describe('how many; absent when none (get_thread lists them)'),
+  messageCount: z.number().optional().describe('messages in its thread; absent when 1'),
+  signals: signalsSchema.optional().describe('absent when none'),
+  signalDetails: z
+    .object({
+      resembles: z.string().optional(),
+      replyTo: z.string().optional(),
+      claims: z.string().optional(),
+    })
+    .optional(),
+});
+
+/**
+ * The user's sender rules run before every list and check (policy.json senderRules), so mail
+ * already decided by a rule is moved, not listed. Only for an account served with the manage
+ * tier and with rules; a sweep that fails does not stop the listing, it is reported.
+ */
+async function rulesFirst(ctx: ToolContext): Promise<RulesRun | undefined> {
+  if (ctx.gate === undefined || ctx.tiers?.has('manage') !== true) return undefined;
+  const gate = await ctx.gate();
+  const { archive, spam } = gate.rules.senderRules;
+  if (archive.length + spam.length === 0) return undefined;
+  try {
+    const r = await sweepSenderRules(ctx, { dryRun: false });
+    return { moved: r.counts.moved, refused: r.counts.refused, failed: r.counts.failed + r.counts.unknown };
+  } catch (e) {
+    return { moved: 0, refused: 0, failed: 0, error: isMailError(e) ? `${e.code}: ${e.message}` : String(e) };
+  }
+}
+
+interface RulesRun {
+  moved: number;
+  refused: number;
+  failed: number;
+  error?: string;
+}
+
+const rulesSchema = z
+  .object({ moved: z.number(), refused: z.number(), failed: z.number(), error: z.string().optional() })
+  .optional()
+  .describe('the sender rules in policy.json, applied to the inbox first (list_sender_rules shows them)');
+
+export const listNewMail = defineTool({
+  name: 'list_new_mail',
+  title: 'List new inbox mail',
+  tier: 'read',
+  access: 'read',
+  description:
+    "INBOX messages that arrived above this account's mark, oldest first, one line each (up to `limit`). The mark moves only with mark_handled, so the same mail is listed until it is marked. IMAP: by UID (a renumbered INBOX is listed again, less mail already decided, and the result says so); Gmail: by arrival time.",
+  input: z.strictObject({
+    limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
+    snippets: z
+      .boolean()
+      .default(false)
+      .describe("add each message's snippet (about 150 characters a line more)"),
+  }),
+  output: z.object({
+    mark: markSchema,
+    reset: z
+      .object({ reason: z.string(), excludedDecided: z.number() })
+      .optional()
+      .describe("INBOX's UIDVALIDITY changed: every UID is new, so the whole inbox is listed again"),
+    total: z.number().describe('messages above the mark'),
+    messages: z.array(line),
+    more: z.boolean().describe('more than `limit` are new; mark these handled to see the rest'),
+    markHandled: z
+      .object({ uid: z.number().optional(), messageId: z.string().optional() })
+      .optional()
+      .describe('pass to mark_handled once every listed message is decided'),
+    truncated: z.boolean().optional().describe('Gmail: only the newest 2000 inbox messages were examined'),
+    rules: rulesSchema,
+    usage,
+  }),
+  async handle(ctx, args) {
+    const before = ctx.mailbox.usage();
+    const rules = await rulesFirst(ctx);
+    const found = await findNewMail(ctx, args.limit);
+    const messages = await describeLines(ctx, found.items, args.snippets);
+    const last = found.items.at(-1);
+    const after = ctx.mailbox.usage();
+    return {
+      mark: markView(found.mark),
+      ...(found.reset
+        ? {
+            reset: {
+              reason: `INBOX's UIDVALIDITY is ${found.uidValidity}, the mark's was ${(found.mark as ImapMark).uidValidity}: the server renumbered the inbox (a reset or a fresh sync), so the old mark says nothing; mail the mark remembers as decided is left out`,
+              excludedDecided: found.excludedDecided,
+            },
+          }
+        : {}),
+      total: found.total,
+      messages,
+      more: found.total > found.items.length,
+      ...(last === undefined
+        ? {}
+        : { markHandled: last.uid === undefined ? { messageId: last.id } : { uid: last.uid } }),
+      ...(found.truncated ? { truncated: true } : {}),
+      ...(rules === undefined ? {} : { rules }),
+      usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
+    };
+  },
+});
+
+async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], snippets: boolean) {
+  if (items.length === 0) return [];
+  const mb = ctx.mailbox;
+  const { senderDomains, summarizeThread } = await mailReaders();
+  const [threads, labels] = await Promise.all([
+    mapBounded([...new Set(items.map((i) => i.threadId))], readConcurrency(mb, THREAD_READS), (id) =>
+      mb.getThread(id, { format: 'full', signal: ctx.signal }).catch(notFoundAsNone),
+    ),
+    labelMap(mb, ctx.clock.now(), ctx.signal),
+  ]);
+  const byThread = new Map<string, MailThread>();
+  for (const t of threads) if (t) byThread.set(t.id, t);
+  const references = senderDomains([...byThread.values()]);
+  const f = ctx.fence;
+  return items.flatMap((item) => {
+    const thread = byThread.get(item.threadId);
+    const m: MailMessage | undefined = thread?.messages.find((x) => x.id === item.id);
+    // Gone between the listing and the read (another client moved it): not shown, still counted.
+    if (thread === undefined || m === undefined) return [];
+    const s = summarizeThread({ id: thread.id, messages: [m] }, labels, references);
+    const snippet = s.snippet.length > SNIPPET_MAX ? `${s.snippet.slice(0, SNIPPET_MAX - 1)}…` : s.snippet;
+    const others = s.labels.filter((l) => l !== 'INBOX');
+    return [
+      {
+        ...(item.uid === undefined ? {} : { uid: item.uid }),
+        messageId: m.id,
+        ...(thread.id === m.id ? {} : { threadId: thread.id }),
+        date: s.date.replace(/:\d{2}\.\d{3}Z$/, 'Z'),
+        from: f.wrap(cap(s.from)),
+        subject: f.wrap(cap(s.subject)),
+        ...(snippets ? { snippet: f.wrap(snippet) } : {}),
+        ...(s.unread ? { unread: true as const } : {}),
+        ...(others.length > 0 ? { labels: others } : {}),
+        ...(s.attachments.length > 0 ? { attachments: s.attachments.length } : {}),
+        ...(thread.messages.length > 1 ? { messageCount: thread.messages.length } : {}),
+        ...(s.signals.length > 0 ? { signals: s.signals } : {}),
+        ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),
+      },
+    ];
+  });
+}
+
+export const markHandled = defineTool({
+  name: 'mark_handled',
+  title: 'Mark new mail handled',
+  tier: 'manage',
+  access: 'write',
+  description:
+    "Move this account's new-mail mark so list_new_mail stops listing everything up to and including one message: `uid` (IMAP) or `messageId`. A uid at or above INBOX's UIDNEXT is refused (it would hide mail not yet arrived), and so is a mark that goes backwards unless allowBackwards is true. Changes no mail.",
+  input: z.strictObject({
+    uid: z.number().int().min(1).max(0xffffffff).optional().describe('IMAP: INBOX UID from list_new_mail'),
+    messageId: z.string().min(1).max(256).optional(),
+    allowBackwards: z.boolean().default(false),
+  }),
+  output: z.object({
+    mark: markSchema,
+    previous: markSchema,
+    moved: z.enum(['forward', 'backward', 'unchanged']),
+  }),
+  async handle(ctx, args) {
+    if ((args.uid === undefined) === (args.messageId === undefined))
+      throw invalidInput('uid', 'pass exactly one of uid and messageId');
+    const store = marksOf(ctx);
+    const mb = ctx.mailbox;
+    const now = ctx.clock.now();
+    const backwards = (what: string): MailError =>
+      invalidInput(
+        args.uid === undefined ? 'messageId' : 'uid',
+        `${what}: the mark would move backwards, and mail between would be listed again. Pass allowBackwards: true if that is what you want.`,
+      );
+    let next: InboxMark;
+    let previous: InboxMark | undefined;
+    let order: number;
+    if (mb.uidMarkAt) {
+      previous = (await readMark(ctx, 'imap')) as ImapMark | undefined;
+      const target = args.uid === undefined ? { messageId: args.messageId as string } : { uid: args.uid };
+      const at = await mb.uidMarkAt(target, ctx.signal);
+      const same = previous?.uidValidity === at.uidValidity ? previous : undefined;
+      order = same === undefined ? 1 : Math.sign(at.uid - same.uid);
+      if (order < 0 && !args.allowBackwards)
+        throw backwards(`UID ${at.uid} is below the mark's ${same?.uid}`);
+      next = {
+        version: 1,
+        provider: 'imap',
+        account: mb.account,
+        uidValidity: at.uidValidity,
+        uid: at.uid,
+        decided: at.decided,
+        updatedAt: new Date(now).toISOString(),
+      };
+    } else {
+      if (args.messageId === undefined)
+        throw invalidInput('uid', 'this Gmail account has no UIDs; pass the messageId from list_new_mail');
+      previous = (await readMark(ctx, 'gmail')) as GmailMark | undefined;
+      const m = await gmailArrival(mb, args.messageId, ctx.signal);
+      const was: Arrival | undefined =
+        previous === undefined
+          ? undefined
+          : { internalDate: previous.internalDate, id: previous.ids.at(-1) ?? '' };
+      order = was === undefined ? 1 : previous?.ids.includes(m.id) ? 0 : Math.sign(compareArrivals(m, was));
+      if (order < 0 && !args.allowBackwards)
+        throw backwards(`that message arrived ${new Date(m.internalDate).toISOString()}, before the mark`);
+      next = gmailMarkAt(mb.account, m, order < 0 ? undefined : previous, now);
+    }
+    await store.write(next);
+    return {
+      mark: markView(next),
+      previous: markView(previous),
+      moved: order > 0 ? ('forward' as const) : order < 0 ? ('backward' as const) : ('unchanged' as const),
+    };
+  },
+});
+
+async function gmailArrival(mb: Mailbox, messageId: string, signal: AbortSignal): Promise<Arrival> {
+  const ref = await mb.getMessageLabels(messageId, signal);
+  const thread = await mb.getThread(ref.threadId, { format: 'metadata', metadataHeaders: [], signal });
+  const m = thread.messages.find((x) => x.id === messageId);
+  if (m === undefined)
+    throw new MailError('not_found', `no message ${messageId.slice(0, 40)} in this account`);
+  return { id: m.id, internalDate: m.internalDate };
+}
+
+export const checkNewMailOutput = z.object({
+  wake: z.boolean().describe('there is new mail, and its newest is not sinceTopic'),
+  found: z.number().describe('messages above the mark'),
+  newest: z
+    .object({ uid: z.number().optional(), messageId: z.string().optional(), date: z.string().optional() })
+    .nullable(),
+  topic: z.string().nullable().describe('names the newest new message; pass as sinceTopic next time'),
+  reset: z.boolean().optional().describe("IMAP: INBOX's UIDVALIDITY changed since the mark"),
+  rules: rulesSchema,
+});
+export type CheckNewMail = z.infer<typeof checkNewMailOutput>;
+
+/** The gate's answer: the tool and `mailwarden check-new-mail` share it. */
+export async function checkNewMail(ctx: ToolContext, sinceTopic: string | undefined): Promise<CheckNewMail> {
+  const rules = await rulesFirst(ctx);
+  const found = await findNewMail(ctx, 0);
+  return {
+    ...(rules === undefined ? {} : { rules }),
+    wake: found.total > 0 && found.topic !== sinceTopic,
+    found: found.total,
+    newest: found.newest ?? null,
+    topic: found.topic,
+    ...(found.reset ? { reset: true } : {}),
+  };
+}
+
+export const checkNewMailTool = defineTool({
+  name: 'check_new_mail',
+  title: 'Check for new mail (gate)',
+  tier: 'read',
+  access: 'read',
+  description:
+    'Compact answer for a gate that runs without a model: {wake, found, newest, topic}. found counts INBOX mail above the mark; wake is false when nothing is new or the newest is still `sinceTopic` (the topic the last wake saw), so the same mail does not wake a second run.',
+  input: z.strictObject({ sinceTopic: z.string().max(200).optional() }),
+  output: checkNewMailOutput,
+  handle: (ctx, args) => checkNewMail(ctx, args.sinceTopic),
+});
