@@ -10,6 +10,8 @@ const benches = {
   triage: 'triage.mjs',
   imap: 'imap.mjs',
   deadlines: 'deadlines.mjs',
+  'imap-writes': 'imap-writes.mjs',
+  'new-mail': 'new-mail.mjs',
 };
 const only = process.argv.slice(2);
 const out = {

@@ -88,13 +88,22 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('new mail on %s', (k
     expect(first.total).toBeGreaterThan(5);
     expect(first.messages).toHaveLength(5);
     expect(first.more).toBe(true);
+    // At the default (75) the whole result stays under what clients keep (about 20,000 characters):
+    // when 75 lines would not fit, the oldest that do are listed, and markHandled names the last.
+    const full = await b.call('list_new_mail', {});
+    expect(full.text.length).toBeLessThanOrEqual(20_000);
+    const lines = (full.structured as unknown as Listing).messages;
+    expect(lines.length).toBeGreaterThan(40);
+    const mark = (full.structured as unknown as Listing).markHandled;
+    const lastLine = lines.at(-1) as Line;
+    expect(mark).toEqual(kind === 'gmail' ? { messageId: lastLine.messageId } : { uid: lastLine.uid });
     await decideAll(b);
     const after = await list(b);
     expect(after.total).toBe(0);
     expect(after.messages).toEqual([]);
     expect(after.mark).not.toBeNull();
     const gate = await b.call('check_new_mail', {});
-    expect(gate.structured).toEqual({ wake: false, found: 0, newest: null, topic: null });
+    expect(gate.structured).toMatchObject({ wake: false, found: 0, newest: null, topic: null });
   });
 
   it('new mail is listed once, oldest first, and mark_handled hides it', async () => {
