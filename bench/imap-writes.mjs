@@ -55,7 +55,11 @@ function commandsOf(chunks) {
       if (!m) continue;
       const verb = m[1].toUpperCase();
       if (verb === 'EXAMINE' || verb === 'SELECT') folder = (m[2] ?? '').replace(/^"([^"]*)".*$/, '$1');
-      out.push({ verb, folder, args: verb === 'LOGIN' || verb === 'AUTHENTICATE' ? '' : (m[2] ?? '').slice(0, 80) });
+      out.push({
+        verb,
+        folder,
+        args: verb === 'LOGIN' || verb === 'AUTHENTICATE' ? '' : (m[2] ?? '').slice(0, 80),
+      });
     }
   return out;
 }

@@ -18,8 +18,16 @@ const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };
 
 async function connect(env, args) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, ...args], env, stderr: 'ignore' });
-  const client = new Client({ name: 'mailwarden-bench', version: '0' }, { versionNegotiation: { mode: 'legacy' } });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, ...args],
+    env,
+    stderr: 'ignore',
+  });
+  const client = new Client(
+    { name: 'mailwarden-bench', version: '0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
   await client.connect(transport);
   const call = async (name, a) => {
     const t = performance.now();
@@ -36,14 +44,21 @@ async function run(name, s, deliverTen) {
   const listed = await s.call('list_new_mail', {});
   const size = { lines: listed.out.messages.length, total: listed.out.total, textChars: listed.text.length };
   const gate = await s.call('check_new_mail', {});
-  await s.call('mark_handled', gate.out.newest.uid ? { uid: gate.out.newest.uid } : { messageId: gate.out.newest.messageId });
+  await s.call(
+    'mark_handled',
+    gate.out.newest.uid ? { uid: gate.out.newest.uid } : { messageId: gate.out.newest.messageId },
+  );
   const nothing = await s.call('check_new_mail', {});
   await deliverTen();
   const ten = await s.call('check_new_mail', {});
   return {
     backend: name,
     listNewMail75: size,
-    checkNothingNew: { found: nothing.out.found, requests: nothing.out.usage.requests, wallMs: nothing.wallMs },
+    checkNothingNew: {
+      found: nothing.out.found,
+      requests: nothing.out.usage.requests,
+      wallMs: nothing.wallMs,
+    },
     checkTenNew: { found: ten.out.found, requests: ten.out.usage.requests, wallMs: ten.wallMs },
   };
 }
@@ -66,9 +81,17 @@ const results = [];
     const nothing = await s.call('check_new_mail', {});
     results.push({
       backend: 'gmail sandbox (demo)',
-      listNewMail75: { lines: listed.out.messages.length, total: listed.out.total, textChars: listed.text.length },
+      listNewMail75: {
+        lines: listed.out.messages.length,
+        total: listed.out.total,
+        textChars: listed.text.length,
+      },
       checkFirstRun: { found: gate.out.found, requests: gate.out.usage.requests, wallMs: gate.wallMs },
-      checkNothingNew: { found: nothing.out.found, requests: nothing.out.usage.requests, wallMs: nothing.wallMs },
+      checkNothingNew: {
+        found: nothing.out.found,
+        requests: nothing.out.usage.requests,
+        wallMs: nothing.wallMs,
+      },
     });
   } finally {
     await s.client.close();
@@ -95,7 +118,12 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: round(totalmem() / 2 ** 30), node: process.version },
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        memGiB: round(totalmem() / 2 ** 30),
+        node: process.version,
+      },
       note: 'requests: the tool result usage.requests (Gmail API requests; IMAP commands on the warm pooled connection, no login)',
       results,
     },

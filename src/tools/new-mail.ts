@@ -268,7 +268,9 @@ export const listNewMail = defineTool({
     messages: z.array(line),
     more: z
       .boolean()
-      .describe('more are new than listed (`limit`, or the ~20,000-character result budget); mark these handled to see the rest'),
+      .describe(
+        'more are new than listed (`limit`, or the ~20,000-character result budget); mark these handled to see the rest',
+      ),
     markHandled: z
       .object({ uid: z.number().optional(), messageId: z.string().optional() })
       .optional()
