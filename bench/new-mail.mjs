@@ -3,7 +3,8 @@
 // BENCH_IMAP_DELAY_MS (200) per client chunk: check_new_mail with nothing new and with 10 new
 // (its usage.requests: Gmail API requests, IMAP commands), and the characters of list_new_mail's
 // text copy at its default of 75 lines (clients cut results at about 20,000).
-import { mkdtempSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpus, totalmem } from 'node:os';
@@ -12,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW } from '../dist/sandbox/corpus/index.js';
 import { startImapDemo } from '../dist/sandbox/imap-account.js';
 import { appendMessage } from '../dist/sandbox/imap/index.js';
+import { DEMO_ACCOUNT_ADDRESS, startDemoSandbox } from '../dist/cli/runtime.js';
 import { MAIN, round } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
@@ -95,6 +97,79 @@ const results = [];
     });
   } finally {
     await s.client.close();
+  }
+}
+
+// Gmail, as cron runs it: `mailwarden check-new-mail` in a process of its own against a sandbox in
+// this process (so mail can be delivered between runs and every request counted), with an
+// account set up the way a reference-server user would (`import-reference` of plaintext files).
+{
+  const sb = await startDemoSandbox();
+  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-gate-'));
+  const ref = join(dir, 'reference');
+  mkdirSync(ref);
+  writeFileSync(
+    join(ref, 'credentials.json'),
+    JSON.stringify({
+      installed: { client_id: sb.oauthClient.clientId, client_secret: sb.oauthClient.clientSecret },
+    }),
+  );
+  writeFileSync(
+    join(ref, 'token.json'),
+    JSON.stringify({
+      refresh_token: sb.refreshTokenFor(DEMO_ACCOUNT_ADDRESS),
+      scope: 'https://www.googleapis.com/auth/gmail.modify',
+    }),
+  );
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    MAILWARDEN_CONFIG_DIR: join(dir, 'cfg'),
+    MAILWARDEN_TOKEN_PASSPHRASE: 'bench-passphrase',
+    MAILWARDEN_SANDBOX_URL: sb.url,
+    ...CLOCK_ENV,
+  };
+  const cli = (args) =>
+    new Promise((resolve) => {
+      const t = performance.now();
+      const child = execFile(
+        process.execPath,
+        [MAIN, ...args],
+        { env, encoding: 'utf8' },
+        (_e, stdout, stderr) =>
+          resolve({ code: child.exitCode, stdout, stderr, wallMs: round(performance.now() - t) }),
+      );
+    });
+  try {
+    const imported = await cli(['import-reference', ref]);
+    if (imported.code !== 0) throw new Error(`import-reference: ${imported.stdout}${imported.stderr}`);
+    // Decide the whole inbox once (the user's first run).
+    const s = await connect(env, []);
+    const gate = await s.call('check_new_mail', {});
+    await s.call('mark_handled', { messageId: gate.out.newest.messageId });
+    await s.client.close();
+    const measure = async () => {
+      sb.resetStats();
+      const r = await cli(['check-new-mail']);
+      const out = JSON.parse(r.stdout);
+      return {
+        exit: r.code,
+        found: out.found,
+        requests: sb.stats().requests,
+        byMethod: sb.stats().byMethod,
+        wallMs: r.wallMs,
+      };
+    };
+    const nothing = await measure();
+    for (let i = 0; i < 10; i++) sb.deliver(DEMO_ACCOUNT_ADDRESS, raw(i), ['INBOX', 'UNREAD']);
+    const ten = await measure();
+    results.push({
+      backend: 'gmail sandbox, mailwarden check-new-mail (own process, token refresh included)',
+      nothing,
+      ten,
+    });
+  } finally {
+    await sb.close();
   }
 }
 
