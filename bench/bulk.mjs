@@ -4,10 +4,9 @@
 // plus the list pages; wall time under 40x the injected latency. BENCH_QUERY (default
 // category:updates, which every seeded message carries), BENCH_MESSAGES and BENCH_LATENCY_MS
 // vary the run.
-import { cpus } from 'node:os';
 import { DEMO_ADDRESS } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
-import { configFor, connect, round } from './lib.mjs';
+import { configFor, connect, machine, round } from './lib.mjs';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 50);
@@ -109,7 +108,7 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+      machine: machine(),
       messages: MESSAGES,
       injectedLatencyMs: LATENCY_MS,
       bulkModify: {

@@ -11,14 +11,12 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpus, totalmem } from 'node:os';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW } from '../dist/sandbox/corpus/index.js';
 import { startImapDemo } from '../dist/sandbox/imap-account.js';
 import { appendMessage, startImapProxy } from '../dist/sandbox/imap/index.js';
-import { readAccounts, writeAccounts } from '../dist/store/accounts.js';
-import { MAIN, round } from './lib.mjs';
+import { MAIN, machine, repointImap, round } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };
@@ -28,22 +26,6 @@ const LOGIN = new Set(['CAPABILITY', 'STARTTLS', 'ID', 'LOGIN', 'AUTHENTICATE', 
 
 const env = (demo) => ({ PATH: process.env.PATH ?? '', HOME: demo.configDir, ...demo.env, ...CLOCK_ENV });
 const setPolicy = (demo, p) => writeFileSync(join(demo.configDir, 'policy.json'), JSON.stringify(p));
-
-async function repoint(demo, port, security) {
-  const list = await readAccounts(demo.env);
-  await writeAccounts(
-    demo.env,
-    list.map((e) => {
-      if (e.name !== demo.account) return e;
-      const imap = { ...e.imap, port, security };
-      if (security === 'insecure-loopback') {
-        delete imap.pinSha256;
-        delete imap.pinCertPem;
-      }
-      return { ...e, imap };
-    }),
-  );
-}
 
 /** Each tagged line sent: its verb and the folder selected when it ran. */
 function commandsOf(chunks) {
@@ -166,7 +148,7 @@ const tracer = await startImapProxy({
   target: { host: traced.server.host, port: traced.server.plainPort },
   faults: [{ kind: 'drop', repeat: true, when: { test: (text) => (recorded.push(text), false) } }],
 });
-await repoint(traced, tracer.port, 'insecure-loopback');
+await repointImap(traced, tracer.port, 'insecure-loopback');
 
 const rows = new Map();
 try {
@@ -221,12 +203,7 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: {
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model,
-        memGiB: round(totalmem() / 2 ** 30),
-        node: process.version,
-      },
+      machine: machine(),
       profile: 'bridge',
       delayPerClientChunkMs: DELAY_MS,
       calls: list,

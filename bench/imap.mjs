@@ -11,14 +11,12 @@
 // port (security 'insecure-loopback'), no delay, a proxy fault whose `when.test` records every
 // chunk and never matches; each tagged line of that record is one IMAP command. Where a tool
 // reports usage.requests (search, triage_digest, follow_ups) that is the provider's own count.
-import { cpus, totalmem } from 'node:os';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_FACTS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../dist/sandbox/imap-account.js';
 import { startImapProxy } from '../dist/sandbox/imap/index.js';
-import { readAccounts, writeAccounts } from '../dist/store/accounts.js';
-import { MAIN, median, round } from './lib.mjs';
+import { MAIN, machine, median, repointImap, round } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
 const WARM = Number(process.env.BENCH_IMAP_WARM ?? 3);
@@ -85,25 +83,6 @@ async function connect(demo) {
   );
   await client.connect(transport);
   return client;
-}
-
-/** Points the account at another port (and security) in the demo's accounts.json. */
-async function repoint(demo, port, security) {
-  const storeEnv = { ...demo.env };
-  const list = await readAccounts(storeEnv);
-  await writeAccounts(
-    storeEnv,
-    list.map((e) => {
-      if (e.name !== demo.account) return e;
-      const imap = { ...e.imap, port, security };
-      // Plain IMAP has no certificate to pin.
-      if (security === 'insecure-loopback') {
-        delete imap.pinSha256;
-        delete imap.pinCertPem;
-      }
-      return { ...e, imap };
-    }),
-  );
 }
 
 /**
@@ -207,7 +186,7 @@ async function profileRun(profile) {
         delayMs: DELAY_MS,
       });
       own.push(proxy);
-      await repoint(demo, proxy.port, 'tls');
+      await repointImap(demo, proxy.port, 'tls');
     }
     const tStart = performance.now();
     const measured = await runCalls(demo, proxy, undefined);
@@ -221,7 +200,7 @@ async function profileRun(profile) {
       faults: [recorder],
     });
     own.push(tracer);
-    await repoint(demo, tracer.port, 'insecure-loopback');
+    await repointImap(demo, tracer.port, 'insecure-loopback');
     const traced = await runCalls(demo, tracer, recorded);
 
     const calls = measured.map(({ call, runs }, i) => {
@@ -324,12 +303,7 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: {
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model,
-        memGiB: round(totalmem() / 2 ** 30),
-        node: process.version,
-      },
+      machine: machine(),
       delayPerClientChunkMs: DELAY_MS,
       warmCalls: WARM,
       warmCallsFollowUps: CALLS.find((c) => c.name === 'follow_ups').warm,

@@ -1,11 +1,12 @@
 // Shared pieces for the benchmarks: a sandbox + spawned server + real MCP client, and stats.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { sandboxConfigDir } from '../dist/sandbox/client-config.js';
+import { readAccounts, writeAccounts } from '../dist/store/accounts.js';
 
 export const MAIN = resolve(import.meta.dirname, '../dist/bundle/main.js');
 
@@ -45,4 +46,32 @@ export function nodeBaselineMs(runs) {
     times.push(performance.now() - t);
   }
   return times;
+}
+
+/** The machine a run was measured on, for the JSON every benchmark prints. */
+export function machine() {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+}
+
+/** Points a throwaway IMAP demo account at another port (and security) in its accounts.json. */
+export async function repointImap(demo, port, security) {
+  const list = await readAccounts(demo.env);
+  await writeAccounts(
+    demo.env,
+    list.map((e) => {
+      if (e.name !== demo.account) return e;
+      const imap = { ...e.imap, port, security };
+      // Plain IMAP has no certificate to pin.
+      if (security === 'insecure-loopback') {
+        delete imap.pinSha256;
+        delete imap.pinCertPem;
+      }
+      return { ...e, imap };
+    }),
+  );
 }

@@ -7,14 +7,13 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpus, totalmem } from 'node:os';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW } from '../dist/sandbox/corpus/index.js';
 import { startImapDemo } from '../dist/sandbox/imap-account.js';
 import { appendMessage } from '../dist/sandbox/imap/index.js';
 import { DEMO_ACCOUNT_ADDRESS, startDemoSandbox } from '../dist/cli/runtime.js';
-import { MAIN, round } from './lib.mjs';
+import { MAIN, machine, round } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };
@@ -193,12 +192,7 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: {
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model,
-        memGiB: round(totalmem() / 2 ** 30),
-        node: process.version,
-      },
+      machine: machine(),
       note: 'requests: the tool result usage.requests (Gmail API requests; IMAP commands on the warm pooled connection, no login)',
       results,
     },

@@ -1,10 +1,9 @@
 // npm run bench: prints one JSON object with every benchmark; docs/benchmarks.md records them.
 // Ratios (ours vs `node -e 0`, wall time vs injected latency) are measured in one run because
 // this machine is noisy.
-import { cpus, totalmem } from 'node:os';
 import { DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
-import { configFor, connect, median, nodeBaselineMs, round } from './lib.mjs';
+import { configFor, connect, machine, median, nodeBaselineMs, round } from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const LATENCY_MS = 50;
@@ -52,12 +51,7 @@ const searchWall = median(searches.map((s) => s.wall));
 const textChars = last.content.map((c) => c.text ?? '').join('').length;
 const result = {
   date: new Date().toISOString(),
-  machine: {
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model,
-    memGiB: round(totalmem() / 2 ** 30),
-    node: process.version,
-  },
+  machine: machine(),
   runs: RUNS,
   coldStart: {
     medianMs: round(median(cold)),

@@ -3,11 +3,10 @@
 // requests by method, quota units and wall time per tool. The demo corpus has 211 threads, so the
 // mailbox here is the corpus three times over (633 threads), each copy with its own Message-IDs.
 import { ServerResponse } from 'node:http';
-import { cpus } from 'node:os';
 import { DEFAULT_NOW, DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
 import { TRIAGE_HEADERS } from '../dist/mail/triage.js';
-import { configFor, connect, round } from './lib.mjs';
+import { configFor, connect, machine, round } from './lib.mjs';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 3);
 const THREADS = 500;
@@ -147,7 +146,7 @@ console.log(
   JSON.stringify(
     {
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+      machine: machine(),
       mailboxThreads: user.threads.length,
       injectedLatencyMs: LATENCY_MS,
       triageDigest: digest,

@@ -2,8 +2,7 @@ import { MailError, isMailError } from '../mail/errors.js';
 import type { ServerRuntime } from '../mcp/server.js';
 import { sweepSenderRules } from '../tools/sender-rules.js';
 import type { RuleSweepReport } from '../tools/sender-rules.js';
-import { buildRuntime } from './runtime.js';
-import { contextOutsideCall, servedAccounts } from './sweep.js';
+import { contextOutsideCall, cronCommand, servedAccounts } from './sweep.js';
 
 /*
  * Sender rules outside a tool call: `mailwarden sweep-rules` for cron, and a serving server's own
@@ -65,23 +64,14 @@ export async function sweepRulesOnce(
 }
 
 /** `mailwarden sweep-rules` for cron: the summary as JSON on stdout; exit 1 when anything failed. */
-export async function sweepRulesCommand(options: {
+export function sweepRulesCommand(options: {
   demo: boolean;
   account?: string;
   dryRun: boolean;
 }): Promise<number> {
-  const built = await buildRuntime({
-    demo: options.demo,
-    env: process.env,
-    ...(options.account === undefined ? {} : { account: options.account }),
-  });
-  try {
-    const summary = await sweepRulesOnce(built.runtime, { dryRun: options.dryRun, logAs: 'cli sweep-rules' });
-    console.log(JSON.stringify(summary, null, 2));
-    return summary.ok ? 0 : 1;
-  } finally {
-    await built.close();
-  }
+  return cronCommand(options, (runtime) =>
+    sweepRulesOnce(runtime, { dryRun: options.dryRun, logAs: 'cli sweep-rules' }),
+  );
 }
 
 /** How often the scheduler looks whether an account's sweep is due (the smallest interval is 1). */

@@ -95,24 +95,33 @@ export async function sweepOnce(
   return { ok: out.every((a) => 'report' in a && a.report.ok), accounts: out };
 }
 
-/** `mailwarden sweep` for cron: the summary as JSON on stdout; exit 1 when anything failed. */
-export async function sweepCommand(options: {
-  demo: boolean;
-  account?: string;
-  dryRun: boolean;
-}): Promise<number> {
+/**
+ * A cron command (`sweep`, `sweep-rules`): one run over the served accounts, the summary as JSON
+ * on stdout, exit 1 when anything failed.
+ */
+export async function cronCommand(
+  options: { demo: boolean; account?: string },
+  run: (runtime: ServerRuntime) => Promise<{ ok: boolean }>,
+): Promise<number> {
   const built = await buildRuntime({
     demo: options.demo,
     env: process.env,
     ...(options.account === undefined ? {} : { account: options.account }),
   });
   try {
-    const summary = await sweepOnce(built.runtime, { dryRun: options.dryRun, logAs: 'cli sweep' });
+    const summary = await run(built.runtime);
     console.log(JSON.stringify(summary, null, 2));
     return summary.ok ? 0 : 1;
   } finally {
     await built.close();
   }
+}
+
+/** `mailwarden sweep` for cron: the summary as JSON on stdout; exit 1 when anything failed. */
+export function sweepCommand(options: { demo: boolean; account?: string; dryRun: boolean }): Promise<number> {
+  return cronCommand(options, (runtime) =>
+    sweepOnce(runtime, { dryRun: options.dryRun, logAs: 'cli sweep' }),
+  );
 }
 
 /**
