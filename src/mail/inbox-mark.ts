@@ -142,9 +142,3 @@ export function gmailMarkAt(
     updatedAt: new Date(now).toISOString(),
   };
 }
-
-/** Keeps the newest MAX_DECIDED entries (the list is oldest first). */
-export function boundDecided(list: readonly string[]): string[] {
-  const unique = [...new Set(list)];
-  return unique.length > MAX_DECIDED ? unique.slice(unique.length - MAX_DECIDED) : unique;
-}

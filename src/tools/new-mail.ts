@@ -11,7 +11,7 @@ import type { ToolContext } from './define.js';
 import { defineTool, readConcurrency } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
-import { fenceSignalDetails, signalsSchema, usage } from './search.js';
+import { fenceSignalDetails, signalDetailsSchema, signalsSchema, usage } from './search.js';
 import { sweepSenderRules } from './sender-rules.js';
 
 /*
@@ -205,13 +205,7 @@ const line = z.object({
   attachments: z.number().optional().describe('how many; absent when none (get_thread lists them)'),
   messageCount: z.number().optional().describe('messages in its thread; absent when 1'),
   signals: signalsSchema.optional().describe('absent when none'),
-  signalDetails: z
-    .object({
-      resembles: z.string().optional(),
-      replyTo: z.string().optional(),
-      claims: z.string().optional(),
-    })
-    .optional(),
+  signalDetails: signalDetailsSchema.optional(),
 });
 
 /**

@@ -26,7 +26,7 @@ export const signalsSchema = z
     'from the first message: newsletter, automated, calendar (invite), replyToMismatch, displayNameSpoof (display name shows another domain), lookalikeDomain (From domain imitates another)',
   );
 
-const signalDetailsSchema = z
+export const signalDetailsSchema = z
   .object({ resembles: z.string().optional(), replyTo: z.string().optional(), claims: z.string().optional() })
   .describe('fenced domains: resembles (lookalikeDomain), replyTo, claims (displayNameSpoof)');
 
