@@ -65,14 +65,15 @@ describe.each(['full', 'bridge'] as const)('IMAP writes on %s', (profile) => {
     expect((r.structured['changed'] as unknown[]).length).toBe(ids.length);
     // Locating the threads costs searches per folder; the writes themselves are one MOVE per
     // source folder and one verifying SEARCH each: far fewer than the messages moved.
-    // (The 20 newest threads include the reader and authentication cases added to the corpus,
-    // which cost more to locate; docs/benchmarks.md has the exact counts per command.)
+    // How many batches the 20 reads coalesce into depends on timing (155 to 212 commands seen on
+    // this machine under load), so the bound only rules out per-message work: a command pair per
+    // thread and folder would be about 20 x 15 x 2 = 600. docs/benchmarks.md has exact counts.
     const usage = r.structured['usage'] as { requests: number };
     const messages = (r.structured['changed'] as Array<{ messages?: number }>).reduce(
       (n, c) => n + (c.messages ?? 1),
       0,
     );
-    expect(usage.requests).toBeLessThan(170);
+    expect(usage.requests).toBeLessThan(300);
     expect(messages).toBeGreaterThanOrEqual(20);
     const after = await b.call('search', { query: 'in:inbox', maxResults: 50 });
     const left = new Set((after.structured['threads'] as Array<{ threadId: string }>).map((t) => t.threadId));
