@@ -43,7 +43,9 @@ import type { ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
 import { componentOf, gatherThreads, locateByMessageId } from './threads.js';
-import { applyChange, checkDelta, newLabelTarget } from './writer.js';
+import type { IndexUse } from './threads.js';
+import { FolderIndex } from './folder-index.js';
+import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
 import { uniqueById } from '../../mail/unique.js';
 
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
@@ -71,6 +73,10 @@ export class ImapMailbox implements Mailbox {
   private keywords: { at: number; names: Map<string, string> } | undefined;
   private keywordsSettable: boolean | undefined;
   private readonly address: string;
+  /** Where messages sit, checked with STATUS each call (folder-index.ts). */
+  private readonly index = new FolderIndex();
+  /** The index and the call of the connection's current use (uses are one at a time). */
+  private indexUse: IndexUse = { index: this.index };
 
   constructor(options: ImapMailboxOptions) {
     this.account = options.account;
@@ -103,6 +109,7 @@ export class ImapMailbox implements Mailbox {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
+        this.indexUse = { index: this.index, ...(signal === undefined ? {} : { signal }) };
         return fn(client, await this.folders(client));
       },
       signal === undefined ? { retry: true } : { retry: true, signal },
@@ -179,13 +186,19 @@ export class ImapMailbox implements Mailbox {
       .map((id) => model.folders.find((f) => f.labelId === id && f.kind !== 'virtual'))
       .find((f) => f !== undefined);
     const paths = inFolder === undefined ? plan.folders : [inFolder.path];
-    const found = await this.searchFolders(client, model, paths, plan.criteria);
+    const wanted = options.labelIds ?? [];
+    // Hits are grouped and ordered from what never changes (links, dates), which the folder index
+    // holds; only a label filter made of flags needs the hits' live flags.
+    const folderLabels = new Set(
+      placesOf(model).flatMap((f) => (f.labelId === undefined ? [] : [f.labelId])),
+    );
+    const indexed = wanted.every((id) => folderLabels.has(id) && id !== 'DRAFT');
+    const found = await this.searchFolders(client, model, paths, plan.criteria, indexed);
     // Copies in the observed folders only say where a hit also sits (a label folder's copy in
     // Spam); they are never hits of their own.
-    const observed = await this.searchFolders(client, model, plan.observe, plan.criteria);
+    const observed = await this.searchFolders(client, model, plan.observe, plan.criteria, indexed);
     const hitIds = new Set(found.map((m) => m.id));
     const copies = [...found, ...observed.filter((m) => hitIds.has(m.id))];
-    const wanted = options.labelIds ?? [];
     const hits = mergeCopies(copies).filter((m) => {
       const labels = labelIdsOf(m);
       return wanted.every((id) => labels.includes(id));
@@ -259,17 +272,38 @@ export class ImapMailbox implements Mailbox {
     };
   }
 
-  /** UID SEARCH in each folder, then one FETCH of links, flags, date and size for the hits. */
+  /**
+   * UID SEARCH in each folder (none when the criteria are ALL and the index holds the folder),
+   * then the hits' links, date and size: from the folder index where it holds them (`indexed`:
+   * the caller needs no flags), else one FETCH of links, flags, date and size.
+   */
   private async searchFolders(
     client: ImapFlow,
     model: FolderModel,
     paths: readonly string[],
     criteria: SearchPlan['criteria'],
+    indexed: boolean,
   ): Promise<ReadMessage[]> {
     const out: ReadMessage[] = [];
     for (const path of paths) {
       const folder = model.folders.find((f) => f.path === path);
       if (folder === undefined) continue;
+      const rows = indexed ? await this.index.current(client, folder, this.indexUse.signal) : undefined;
+      if (rows !== undefined) {
+        if (rows.size === 0) continue;
+        const all = Object.keys(criteria).length === 0;
+        if (!all) await examine(client, path);
+        const uids = all ? [...rows.keys()] : await searchUids(client, criteria);
+        const unknown: number[] = [];
+        for (const uid of uids) {
+          const r = rows.get(uid);
+          if (r === undefined) unknown.push(uid);
+          else out.push(r);
+        }
+        for (const { copy, bytes } of await fetchCopies(client, folder, unknown, 'links'))
+          out.push(readCopy(copy, bytes, false));
+        continue;
+      }
       const box = await examine(client, path);
       if (box.exists === 0) continue;
       const uids = await searchUids(client, criteria);
@@ -302,9 +336,12 @@ export class ImapMailbox implements Mailbox {
         out.push(readCopy(r.copy, r.bytes, full));
     const map = new Map<string, ReadMessage>();
     for (const m of out) {
-      // Keep every copy's place: labels come from all of them.
+      // Keep every copy's place (labels come from all of them), with the flags just read where
+      // this read saw the copy.
       const hit = hits.find((h) => h.id === m.id);
-      map.set(m.id, hit === undefined ? m : { ...m, copies: hit.copies });
+      const live = (c: ReadMessage['copies'][number]) =>
+        m.copies.find((x) => x.folder.path === c.folder.path && x.uid === c.uid) ?? c;
+      map.set(m.id, hit === undefined ? m : { ...m, copies: hit.copies.map(live) });
     }
     return map;
   }
@@ -397,7 +434,14 @@ export class ImapMailbox implements Mailbox {
       }
     }
     if (roots.size === 0) return out;
-    const messages = await gatherThreads(client, model, [...roots.values()], format, everyPlace);
+    const messages = await gatherThreads(
+      client,
+      model,
+      [...roots.values()],
+      format,
+      everyPlace,
+      this.indexUse,
+    );
     for (const [id, root] of roots) {
       const component = componentOf(root, messages);
       if (component.length === 0) continue;
@@ -431,7 +475,8 @@ export class ImapMailbox implements Mailbox {
             copies.push(readCopy(r.copy, r.bytes, false));
       } else wanted.add(p.messageId);
     }
-    if (wanted.size > 0) copies.push(...(await locateByMessageId(client, placesOf(model), [...wanted])));
+    if (wanted.size > 0)
+      copies.push(...(await locateByMessageId(client, placesOf(model), [...wanted], this.indexUse)));
     return mergeCopies(copies);
   }
 
@@ -491,7 +536,13 @@ export class ImapMailbox implements Mailbox {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
-        return fn(client, await this.folders(client));
+        this.indexUse = { index: this.index, ...(signal === undefined ? {} : { signal }) };
+        try {
+          return await fn(client, await this.folders(client));
+        } finally {
+          // Statuses seen before a write prove nothing after it, in any call.
+          this.index.changed();
+        }
       },
       signal === undefined ? { retry: false } : { retry: false, signal },
     );
@@ -551,8 +602,11 @@ export class ImapMailbox implements Mailbox {
       written = await this.write(async (client, model) => {
         checkDelta(model, change, await this.keywordsAllowed(client, model));
         const threads = await this.readThreads(client, model, ids, 'metadata', true);
-        const messages = [...threads.values()].flatMap((t) => t.read);
-        await applyChange(client, model, uniqueById(messages), change);
+        const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
+        // What the write touches is checked again by the read that verifies it; the rest stands.
+        const touched = foldersTouched(model, messages, change);
+        await applyChange(client, model, messages, change);
+        this.index.changed(touched);
         const after = await this.readThreads(client, model, ids, 'metadata', true);
         return { threads, after, model };
       }, signal);

@@ -1,7 +1,9 @@
 import type { ImapFlow, SearchObject } from 'imapflow';
 import { examine, fetchCopies, mergeCopies, readCopy, searchUids } from './reader.js';
-import type { ReadFormat, ReadMessage } from './reader.js';
+import type { Copy, ReadFormat, ReadMessage } from './reader.js';
 import type { Folder, FolderModel } from './query.js';
+import { withFlags } from './folder-index.js';
+import type { FolderIndex } from './folder-index.js';
 
 /*
  * Threads without THREAD (Proton Bridge has neither THREAD nor SORT): a conversation is the set
@@ -18,7 +20,17 @@ import type { Folder, FolderModel } from './query.js';
  * (INBOX, Sent, Drafts, user and label folders; Archive is what is left) which of the found
  * messages it holds: that is what the labels are made of. Without All Mail every round asks every
  * folder but the virtual views.
+ *
+ * With a folder index (folder-index.ts) the rounds in All Mail and the location pass are answered
+ * from it once STATUS has shown each folder unchanged; the content is still one live FETCH from
+ * All Mail, and the located copies take their flags from it.
  */
+
+/** The folder index and the tool call it checks folders for. */
+export interface IndexUse {
+  index: FolderIndex;
+  signal?: AbortSignal;
+}
 
 export const MAX_ROUNDS = 3;
 
@@ -106,22 +118,67 @@ async function rounds(
   return found;
 }
 
-/** Where each found message lives: one Message-ID search per folder All Mail covers. */
-function locate(client: ImapFlow, folders: readonly Folder[], found: readonly ReadMessage[]) {
-  const ids = [...new Set(found.flatMap((m) => (m.messageId === undefined ? [] : [m.messageId])))];
-  return locateByMessageId(client, folders, ids);
+/** The rounds in one folder answered from the index, then one FETCH of what they found. */
+async function indexedRounds(
+  client: ImapFlow,
+  folder: Folder,
+  roots: readonly string[],
+  format: ReadFormat,
+  use: IndexUse,
+): Promise<ReadMessage[] | undefined> {
+  const uids = await use.index.linked(client, folder, roots, MAX_ROUNDS, use.signal);
+  if (uids === undefined) return undefined;
+  return (await fetchCopies(client, folder, uids, format)).map(({ copy, bytes }) =>
+    readCopy(copy, bytes, format === 'full'),
+  );
 }
 
-/** Every copy of these Message-IDs in `folders`: one (chunked) SEARCH and one FETCH per folder. */
+/** Where each found message lives: every folder All Mail covers is asked (or its index). */
+function locate(
+  client: ImapFlow,
+  folders: readonly Folder[],
+  found: readonly ReadMessage[],
+  use: IndexUse | undefined,
+) {
+  const ids = [...new Set(found.flatMap((m) => (m.messageId === undefined ? [] : [m.messageId])))];
+  // Flags live on the message, not on where it is seen: the All Mail copy just fetched lends its.
+  const lent = new Map<string, Copy['flags']>();
+  for (const m of found) {
+    const c = m.copies[0];
+    if (m.messageId !== undefined && c !== undefined && !lent.has(m.messageId))
+      lent.set(m.messageId, c.flags);
+  }
+  return locateByMessageId(client, folders, ids, use, lent);
+}
+
+/**
+ * Every copy of these Message-IDs in `folders`. A folder the index holds costs nothing when its
+ * copies can borrow flags (`lent`) and one FETCH of its copies otherwise; one asked live costs a
+ * (chunked) SEARCH and a FETCH.
+ */
 export async function locateByMessageId(
   client: ImapFlow,
   folders: readonly Folder[],
   ids: readonly string[],
+  use?: IndexUse,
+  lent?: ReadonlyMap<string, Copy['flags']>,
 ) {
   const located: ReadMessage[] = [];
   if (ids.length === 0) return located;
   const wanted = new Set(ids);
   for (const folder of folders) {
+    const indexed = use === undefined ? undefined : await use.index.uidsOf(client, folder, ids, use.signal);
+    if (indexed !== undefined) {
+      const unlent: number[] = [];
+      for (const { uid, row } of indexed) {
+        const flags = row.messageId === undefined ? undefined : lent?.get(row.messageId);
+        if (flags === undefined) unlent.push(uid);
+        else located.push(withFlags(row, flags));
+      }
+      for (const { copy, bytes } of await fetchCopies(client, folder, unlent, 'links'))
+        located.push(readCopy(copy, bytes, false));
+      continue;
+    }
     const box = await examine(client, folder.path);
     if (box.exists === 0) continue;
     const uids = await searchChunked(client, ids, idCriteria);
@@ -140,6 +197,7 @@ export async function gatherThreads(
   format: ReadFormat,
   /** Locate copies in Archive too (writes need every UID; reads know Archive by elimination). */
   everyPlace = false,
+  use?: IndexUse,
 ): Promise<ReadMessage[]> {
   const all = model.folders.find((f) => f.role === 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
@@ -151,13 +209,15 @@ export async function gatherThreads(
   // Spam and Trash are outside All Mail and, as the issue of threads goes, outside a
   // conversation (Gmail's own get_thread aside): they are searched only for the threads All Mail
   // does not hold at all, such as a search in:spam hit.
-  const inAll = await rounds(client, [all], roots, format, true);
+  const inAll =
+    (use === undefined ? undefined : await indexedRounds(client, all, roots, format, use)) ??
+    (await rounds(client, [all], roots, format, true));
   const seen = new Set(inAll.flatMap((m) => m.links));
   const missing = roots.filter((r) => !seen.has(r));
   const viewed =
     missing.length === 0 ? inAll : [...inAll, ...(await rounds(client, outside, missing, format, false))];
   const inView = viewed.filter((m) => m.copies.every((c) => c.folder.path === all.path));
-  const located = await locate(client, covered, inView);
+  const located = await locate(client, covered, inView, use);
   // A message All Mail shows in no folder it covers sits in Archive (or another folder without
   // a label of its own): its All Mail copy, which carries no location label, says just that.
   return mergeCopies([...viewed, ...located]).map((m) => ({

@@ -117,6 +117,23 @@ function unsupportedArchive(): never {
   );
 }
 
+/**
+ * The folders whose set of messages a change alters (moves' both ends, copies' targets,
+ * expunged label copies) and every view, for the folder index to check again afterwards.
+ */
+export function foldersTouched(
+  model: FolderModel,
+  messages: readonly ReadMessage[],
+  delta: LabelDelta,
+): string[] {
+  const plan = planChange(model, messages, delta);
+  const out = new Set(model.folders.filter((f) => f.kind === 'virtual').map((f) => f.path));
+  for (const mv of plan.moves.values()) out.add(mv.from.path).add(mv.to.path);
+  for (const c of plan.copies.values()) out.add(c.to.path);
+  for (const e of plan.expunges.values()) out.add(e.folder.path);
+  return [...out];
+}
+
 function planChange(model: FolderModel, messages: readonly ReadMessage[], delta: LabelDelta): Plan {
   const plan: Plan = { stores: new Map(), moves: new Map(), copies: new Map(), expunges: new Map() };
   for (const m of messages) {

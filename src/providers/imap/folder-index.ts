@@ -1,0 +1,273 @@
+import type { ImapFlow, StatusObject } from 'imapflow';
+import { examine, fetchCopies, readCopy, searchUids } from './reader.js';
+import type { Copy, ReadMessage } from './reader.js';
+import type { Folder } from './query.js';
+
+/*
+ * Which messages a folder holds, without asking the folder each call.
+ *
+ * A thread read has to know where each of its messages sits (labels are made of that), and a
+ * search has to group a folder's hits into conversations: asked live, that is an EXAMINE, a
+ * SEARCH and a FETCH per folder per call — on Proton Bridge, with a folder per label, twenty or
+ * thirty commands of a second each. The index remembers, per folder, each UID's Message-ID,
+ * References, In-Reply-To, INTERNALDATE and size: the parts of a message IMAP never changes
+ * (RFC 3501 §2.3.1.1: a UID names one message for as long as UIDVALIDITY holds).
+ *
+ * What it does not remember is what can change: flags are never taken from it. Its rows carry
+ * an empty flag set, and every caller takes flags from a live FETCH of the same call.
+ *
+ * Membership is checked live, once per tool call, with STATUS (UIDVALIDITY, UIDNEXT, MESSAGES),
+ * or one LIST-STATUS for every folder where the server offers it (RFC 5819). The three prove the
+ * set of UIDs unchanged: a message added to a folder takes a new UID, so UIDNEXT grows; one
+ * removed without another added lowers MESSAGES; and a new UIDVALIDITY starts the folder over.
+ * When they differ the index catches up: a FETCH of the UIDs from the old UIDNEXT on, and, when
+ * the count still differs, a SEARCH ALL to drop what left. A write this server makes forgets the
+ * statuses seen so far, so the read that verifies it checks again.
+ *
+ * Folders holding more than INDEX_LIMIT messages are not indexed (their first read would cost a
+ * FETCH of every header in them); they are asked live, as before.
+ */
+
+export const INDEX_LIMIT = 20_000;
+
+export interface FolderStatus {
+  uidValidity: string;
+  uidNext: number;
+  messages: number;
+}
+
+interface State {
+  uidValidity: string;
+  uidNext: number;
+  rows: Map<number, ReadMessage>;
+  /** Message-ID → UIDs and link id → UIDs, built on first use after a change. */
+  byMessageId?: Map<string, number[]>;
+  byLink?: Map<string, number[]>;
+}
+
+const STATUS_QUERY = { messages: true, uidNext: true, uidValidity: true } as const;
+/** Prefix of the memo keys LIST-STATUS fills (no folder path holds a NUL). */
+const LISTED = '\u0000listed';
+
+function statusOf(s: Partial<StatusObject> | false | undefined): FolderStatus | undefined {
+  if (!s || s.uidValidity === undefined || s.uidNext === undefined || s.messages === undefined)
+    return undefined;
+  return { uidValidity: String(s.uidValidity), uidNext: s.uidNext, messages: s.messages };
+}
+
+function push(map: Map<string, number[]>, key: string, uid: number): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [uid]);
+  else list.push(uid);
+}
+
+/** A row as the index keeps it: the message's immutable parts and a copy without flags. */
+function row(m: ReadMessage): ReadMessage {
+  return { ...m, copies: m.copies.map((c) => ({ ...c, flags: new Set<string>() })) };
+}
+
+export class FolderIndex {
+  private readonly states = new Map<string, State>();
+  /** Statuses seen in each tool call (its AbortSignal): one check per folder per call. */
+  private seen = new WeakMap<AbortSignal, Map<string, { status: FolderStatus; epoch: number }>>();
+  /** Bumped for a folder this server wrote to: a status seen before proves nothing after. */
+  private readonly epochs = new Map<string, number>();
+  private readonly limit: number;
+
+  constructor(limit = INDEX_LIMIT) {
+    this.limit = limit;
+  }
+
+  /** After a write to `paths` (every folder when absent): what was seen of them is stale. */
+  changed(paths?: Iterable<string>): void {
+    if (paths === undefined) {
+      this.seen = new WeakMap();
+      return;
+    }
+    for (const p of paths) this.epochs.set(p, this.epochOf(p) + 1);
+  }
+
+  private epochOf(path: string): number {
+    return this.epochs.get(path) ?? 0;
+  }
+
+  private async status(
+    client: ImapFlow,
+    folder: Folder,
+    signal: AbortSignal | undefined,
+  ): Promise<FolderStatus | undefined> {
+    let memo = signal === undefined ? undefined : this.seen.get(signal);
+    if (memo === undefined) {
+      memo = new Map();
+      if (signal !== undefined) this.seen.set(signal, memo);
+    }
+    const book = memo;
+    const recall = (key: string, path: string): FolderStatus | undefined => {
+      const e = book.get(key);
+      return e !== undefined && e.epoch === this.epochOf(path) ? e.status : undefined;
+    };
+    const remember = (key: string, path: string, s: FolderStatus | undefined): FolderStatus | undefined => {
+      if (s !== undefined) book.set(key, { status: s, epoch: this.epochOf(path) });
+      return s;
+    };
+    const known = recall(folder.path, folder.path);
+    if (known !== undefined) return known;
+    if (folder.kind === 'virtual') {
+      // A view (Dovecot's virtual All Mail) is brought up to date when it is opened, not when
+      // STATUS asks about it: its numbers are the ones a fresh EXAMINE reports, or, when it is
+      // selected already, STATUS after the NOOP that syncs it.
+      const current = client.mailbox;
+      const reused = current !== false && current.path === folder.path && current.readOnly === true;
+      const box = await examine(client, folder.path);
+      return remember(
+        folder.path,
+        folder.path,
+        reused
+          ? statusOf(await client.status(folder.path, STATUS_QUERY))
+          : statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists }),
+      );
+    }
+    if (client.capabilities.has('LIST-STATUS')) {
+      // One command answers for every folder; later folders of the same call cost nothing.
+      // (Views among them are never taken from it: they are asked above.)
+      const key = `${LISTED}${folder.path}`;
+      let listed = recall(key, folder.path);
+      if (listed === undefined) {
+        for (const e of await client.list({ statusQuery: STATUS_QUERY }))
+          remember(`${LISTED}${e.path}`, e.path, statusOf(e.status));
+        listed = recall(key, folder.path);
+      }
+      if (listed !== undefined) return listed;
+    }
+    return remember(folder.path, folder.path, statusOf(await client.status(folder.path, STATUS_QUERY)));
+  }
+
+  /**
+   * The folder's messages, UID → message (links read, flags empty), proven current for this
+   * call; undefined when the folder is too large to index or the server gives no usable STATUS.
+   */
+  async current(
+    client: ImapFlow,
+    folder: Folder,
+    signal: AbortSignal | undefined,
+  ): Promise<ReadonlyMap<number, ReadMessage> | undefined> {
+    const state = await this.fresh(client, folder, signal);
+    return state?.rows;
+  }
+
+  private async fresh(
+    client: ImapFlow,
+    folder: Folder,
+    signal: AbortSignal | undefined,
+  ): Promise<State | undefined> {
+    const s = await this.status(client, folder, signal);
+    if (s === undefined || s.messages > this.limit) {
+      this.states.delete(folder.path);
+      return undefined;
+    }
+    let state = this.states.get(folder.path);
+    if (state !== undefined && state.uidValidity === s.uidValidity && state.uidNext === s.uidNext) {
+      if (state.rows.size === s.messages) return state;
+    }
+    if (state === undefined || state.uidValidity !== s.uidValidity)
+      state = { uidValidity: s.uidValidity, uidNext: 1, rows: new Map() };
+    delete state.byMessageId;
+    delete state.byLink;
+    this.states.set(folder.path, state);
+    if (s.messages === 0) {
+      state.rows.clear();
+      state.uidNext = s.uidNext;
+      return state;
+    }
+    if (s.uidNext > state.uidNext) await this.add(client, folder, state, `${state.uidNext}:*`, state.uidNext);
+    if (state.rows.size !== s.messages) {
+      await examine(client, folder.path);
+      const present = new Set(await searchUids(client, {}));
+      for (const uid of [...state.rows.keys()]) if (!present.has(uid)) state.rows.delete(uid);
+      const missing = [...present].filter((u) => !state.rows.has(u));
+      if (missing.length > 0) await this.add(client, folder, state, missing, 0);
+    }
+    state.uidNext = s.uidNext;
+    return state;
+  }
+
+  private async add(
+    client: ImapFlow,
+    folder: Folder,
+    state: State,
+    uids: readonly number[] | string,
+    from: number,
+  ): Promise<void> {
+    // "N:*" names the last message even when every UID is below N (RFC 3501 §6.4.8): keep >= N.
+    for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
+      if (copy.uid < from) continue;
+      state.rows.set(copy.uid, row(readCopy(copy, bytes, false)));
+    }
+  }
+
+  /** UIDs in this folder of each Message-ID asked for (the folder must be current this call). */
+  async uidsOf(
+    client: ImapFlow,
+    folder: Folder,
+    messageIds: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<Array<{ uid: number; row: ReadMessage }> | undefined> {
+    const state = await this.fresh(client, folder, signal);
+    if (state === undefined) return undefined;
+    if (state.byMessageId === undefined) {
+      state.byMessageId = new Map();
+      for (const [uid, m] of state.rows)
+        if (m.messageId !== undefined) push(state.byMessageId, m.messageId, uid);
+    }
+    const out: Array<{ uid: number; row: ReadMessage }> = [];
+    for (const id of new Set(messageIds))
+      for (const uid of state.byMessageId.get(id) ?? []) {
+        const m = state.rows.get(uid);
+        if (m !== undefined) out.push({ uid, row: m });
+      }
+    return out;
+  }
+
+  /**
+   * The conversation search of threads.ts, answered from the index: rounds over the links, at
+   * most `rounds` of them, from `roots`. Returns the UIDs found, in no order.
+   */
+  async linked(
+    client: ImapFlow,
+    folder: Folder,
+    roots: readonly string[],
+    rounds: number,
+    signal: AbortSignal | undefined,
+  ): Promise<number[] | undefined> {
+    const state = await this.fresh(client, folder, signal);
+    if (state === undefined) return undefined;
+    if (state.byLink === undefined) {
+      state.byLink = new Map();
+      for (const [uid, m] of state.rows) for (const l of new Set(m.links)) push(state.byLink, l, uid);
+    }
+    const searched = new Set<string>();
+    const found = new Set<number>();
+    let frontier = [...new Set(roots)];
+    for (let round = 0; frontier.length > 0 && round < rounds; round++) {
+      const fresh: number[] = [];
+      for (const id of frontier) {
+        searched.add(id);
+        for (const uid of state.byLink.get(id) ?? []) {
+          if (found.has(uid)) continue;
+          found.add(uid);
+          fresh.push(uid);
+        }
+      }
+      const next = new Set<string>();
+      for (const uid of fresh)
+        for (const l of state.rows.get(uid)?.links ?? []) if (!searched.has(l)) next.add(l);
+      frontier = [...next];
+    }
+    return [...found];
+  }
+}
+
+/** An indexed row as a copy of this call, with flags lent by a live copy of the same message. */
+export function withFlags(m: ReadMessage, flags: Copy['flags']): ReadMessage {
+  return { ...m, copies: m.copies.map((c) => ({ ...c, flags })) };
+}

@@ -1,0 +1,173 @@
+import { ImapFlow } from 'imapflow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unfence } from '../../src/mcp/untrusted.js';
+import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
+import type { DovecotServer } from '../../src/sandbox/imap/index.js';
+import { startBackend } from '../helpers/backends.js';
+import type { Backend } from '../helpers/backends.js';
+
+/*
+ * The folder index (src/providers/imap/folder-index.ts) answers where messages sit from what it
+ * read in earlier calls, once STATUS shows a folder unchanged. These tests change the mailbox
+ * from a second client between calls — a new message, a reply, a move out of INBOX, a copy into
+ * a label place, an expunge — and check that the next call shows the mailbox as it is now, on
+ * both profiles (full: one LIST-STATUS per call; Bridge: STATUS per folder).
+ */
+
+async function otherClient(server: DovecotServer): Promise<ImapFlow> {
+  const c = new ImapFlow({
+    host: server.host,
+    port: server.plainPort,
+    secure: false,
+    auth: { user: server.user, pass: server.password },
+    logger: false,
+    tls: { ca: [server.certPem], checkServerIdentity: () => undefined },
+  });
+  await c.connect();
+  return c;
+}
+
+async function withOther<T>(server: DovecotServer, fn: (c: ImapFlow) => Promise<T>): Promise<T> {
+  const c = await otherClient(server);
+  try {
+    return await fn(c);
+  } finally {
+    await c.logout();
+  }
+}
+
+const mail = (id: string, subject: string, inReplyTo?: string) =>
+  [
+    'From: Grace Example <grace@example.org>',
+    `To: ${DEMO_ADDRESS}`,
+    `Subject: ${subject}`,
+    `Date: ${new Date().toUTCString()}`,
+    `Message-ID: <${id}@example.org>`,
+    ...(inReplyTo === undefined
+      ? []
+      : [`In-Reply-To: <${inReplyTo}@example.org>`, `References: <${inReplyTo}@example.org>`]),
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'A note for the index test.',
+    '',
+  ].join('\r\n');
+
+interface ThreadView {
+  threadId: string;
+  messageCount: number;
+  messages: Array<{ id: string; subject: string; labels: string[] }>;
+}
+
+describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) => {
+  let b: Backend;
+  let server: DovecotServer;
+  const labelPlace = profile === 'bridge' ? 'Labels/Receipts' : 'Sent';
+  const labelShown = profile === 'bridge' ? 'Receipts' : 'SENT';
+
+  beforeAll(async () => {
+    b = await startBackend(profile, { env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    server = (b.imap as NonNullable<Backend['imap']>).server;
+    await b.client.listTools();
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  const inboxThreads = async () => {
+    const r = await b.call('search', { query: 'in:inbox', maxResults: 5 });
+    expect(r.isError, r.text).toBe(false);
+    return r.structured['threads'] as Array<{ threadId: string; subject: string }>;
+  };
+  const thread = async (threadId: string) => {
+    const r = await b.call('get_thread', { threadId, bodies: 'none' });
+    expect(r.isError, r.text).toBe(false);
+    const t = r.structured as unknown as ThreadView;
+    return {
+      ...t,
+      messages: t.messages.map((m) => ({ ...m, subject: unfence(m.subject), labels: m.labels.map(unfence) })),
+    };
+  };
+
+  it('sees new mail, a reply, a move, a copy and an expunge made by another client between calls', async () => {
+    // Warm the index on every folder a read touches.
+    const before = await inboxThreads();
+    const tag = `idx-${profile}-${Date.now()}`;
+    await withOther(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Index probe ${tag}`), []));
+
+    // New mail: the listing from the index shows it first (newest), the thread holds one message.
+    const [newest] = await inboxThreads();
+    expect(newest).toBeDefined();
+    expect(unfence(newest?.subject ?? '')).toBe(`Index probe ${tag}`);
+    expect(newest?.threadId).not.toBe(before[0]?.threadId);
+    const tid = newest?.threadId as string;
+    let t = await thread(tid);
+    expect(t.messageCount).toBe(1);
+    expect(t.messages[0]?.labels).toContain('INBOX');
+
+    // A reply arrives: the thread grows.
+    await withOther(server, (c) =>
+      c.append('INBOX', mail(`${tag}-b`, `Re: Index probe ${tag}`, `${tag}-a`), []),
+    );
+    t = await thread(tid);
+    expect(t.messageCount).toBe(2);
+    expect(t.messages.every((m) => m.labels.includes('INBOX'))).toBe(true);
+
+    // The reply is moved to Archive: still in the thread, no longer in INBOX.
+    await withOther(server, async (c) => {
+      await c.mailboxOpen('INBOX');
+      const uids = (await c.search({ header: { 'message-id': `${tag}-b` } }, { uid: true })) || [];
+      expect(uids.length).toBe(1);
+      await c.messageMove(uids.join(','), 'Archive', { uid: true });
+    });
+    t = await thread(tid);
+    expect(t.messageCount).toBe(2);
+    const reply = t.messages.find((m) => m.subject.startsWith('Re:'));
+    expect(reply?.labels).not.toContain('INBOX');
+
+    // The first message is copied into a label place: it shows that label.
+    await withOther(server, async (c) => {
+      await c.mailboxOpen('INBOX');
+      const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
+      await c.messageCopy(uids.join(','), labelPlace, { uid: true });
+    });
+    t = await thread(tid);
+    const first = t.messages.find((m) => !m.subject.startsWith('Re:'));
+    expect(first?.labels).toEqual(expect.arrayContaining(['INBOX', labelShown]));
+
+    // Deleted from INBOX and expunged: gone from the inbox listing, and from the message's labels.
+    await withOther(server, async (c) => {
+      await c.mailboxOpen('INBOX');
+      const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
+      await c.messageDelete(uids.join(','), { uid: true });
+    });
+    const listed = await inboxThreads();
+    expect(listed.map((x) => unfence(x.subject))).not.toContain(`Index probe ${tag}`);
+    t = await thread(tid);
+    const gone = t.messages.find((m) => !m.subject.startsWith('Re:'));
+    if (profile === 'full') {
+      // The copy in Sent is a message of its own there: it stays in the thread, out of INBOX.
+      expect(gone?.labels).toContain(labelShown);
+      expect(gone?.labels).not.toContain('INBOX');
+    } else {
+      // A label copy is no place of its own (All Mail leaves label copies out): the thread ends
+      // with the reply alone.
+      expect(gone).toBeUndefined();
+      expect(t.messageCount).toBe(1);
+    }
+  }, 120_000);
+
+  it('a renumbered folder (new UIDVALIDITY) is read afresh, not from the old index', async () => {
+    const tag = `uv-${profile}-${Date.now()}`;
+    await inboxThreads();
+    // Sent is recreated with one new message: every UID it had before now means nothing.
+    await server.doveadm(['mailbox', 'delete', '-u', server.user, '-s', 'Sent']);
+    await server.doveadm(['mailbox', 'create', '-u', server.user, '-s', 'Sent']);
+    await withOther(server, (c) => c.append('Sent', mail(`${tag}-s`, `Sent probe ${tag}`), ['\\Seen']));
+    const r = await b.call('search', { query: `in:sent subject:"Sent probe ${tag}"` });
+    expect(r.isError, r.text).toBe(false);
+    const threads = r.structured['threads'] as Array<{ threadId: string }>;
+    expect(threads.length).toBe(1);
+    const t = await thread(threads[0]?.threadId as string);
+    expect(t.messages.map((m) => m.labels)).toEqual([expect.arrayContaining(['SENT'])]);
+  }, 120_000);
+});
