@@ -4,6 +4,7 @@ import type { HistoryPage } from '../../mail/types.js';
 import { examine, fetchCopies, labelIdsOf, readCopy } from './reader.js';
 import type { Folder } from './query.js';
 import { componentOf } from './threads.js';
+import type { IndexUse } from './threads.js';
 
 /*
  * what_changed on IMAP (RFC 7162 CONDSTORE). The cursor carries, for every folder, its
@@ -67,6 +68,7 @@ async function markOf(client: ImapFlow, folder: Folder): Promise<{ mark: FolderM
 export async function profileCursor(
   client: ImapFlow,
   places: readonly Folder[],
+  use?: IndexUse,
 ): Promise<{ messages: number; threads: number; historyId: string }> {
   const marks: FolderMark[] = [];
   const all = [];
@@ -74,6 +76,12 @@ export async function profileCursor(
     const { mark, exists } = await markOf(client, folder);
     marks.push(mark);
     if (folder.kind !== 'location' || exists === 0) continue;
+    // Counting needs only the links, which the folder index holds once it has read them.
+    const indexed = use === undefined ? undefined : await use.index.current(client, folder, use.signal);
+    if (indexed !== undefined) {
+      all.push(...indexed.values());
+      continue;
+    }
     for (const r of await fetchCopies(client, folder, '1:*', 'links'))
       all.push(readCopy(r.copy, r.bytes, false));
   }

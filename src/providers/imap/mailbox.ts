@@ -5,7 +5,15 @@ import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.
 import { parseRawMessage } from '../../mail/mime.js';
 import { parseQuery, substituteMe } from '../../mail/query.js';
 import type { QueryNode } from '../../mail/query.js';
-import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
+import type {
+  HistoryPage,
+  Label,
+  MailMessage,
+  MailThread,
+  MessageRef,
+  Page,
+  Profile,
+} from '../../mail/types.js';
 import type {
   LabelChange,
   LabelInput,
@@ -51,6 +59,9 @@ import { uniqueById } from '../../mail/unique.js';
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
 const KEYWORD_TTL_MS = 600_000;
+/** How long a write batch waits for the next call of the same change, and at most in all. */
+const GATHER_MS = 15;
+const GATHER_MAX_MS = 150;
 
 export interface ImapMailboxOptions {
   account: string;
@@ -135,7 +146,7 @@ export class ImapMailbox implements Mailbox {
 
   async getProfile(signal?: AbortSignal): Promise<Profile> {
     return this.read(async (client, model) => {
-      const cursor = await profileCursor(client, placesOf(model));
+      const cursor = await profileCursor(client, placesOf(model), this.indexUse);
       return {
         emailAddress: this.address || this.settings.user,
         messagesTotal: cursor.messages,
@@ -492,6 +503,29 @@ export class ImapMailbox implements Mailbox {
     return bytes;
   }
 
+  /**
+   * One message from one of its copies (Spam and Trash too, which thread reads leave out of a
+   * conversation), with every copy's labels: the Message-ID search, then one FETCH.
+   */
+  async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
+    const p = parseImapId(messageId, 'messageId');
+    if (p.kind === 'thread') throw invalidInput('messageId', 'this is a thread id; pass a message id');
+    return this.read(async (client, model) => {
+      const [m] = await this.locateMessages(client, model, [p]);
+      const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
+      if (m !== undefined && c !== undefined) {
+        await examine(client, c.folder.path);
+        const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
+        if (row !== undefined)
+          return toMailMessage({
+            ...readCopy(row.copy, row.bytes, options.format === 'full'),
+            copies: m.copies,
+          });
+      }
+      throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
+    }, options.signal);
+  }
+
   async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {
     const p = parseImapId(messageId, 'messageId');
     return this.read(async (client, model) => {
@@ -564,9 +598,16 @@ export class ImapMailbox implements Mailbox {
 
   // Concurrent modifyThread calls with the same change (archive of 50 threads) are one batch:
   // one MOVE per source folder, one STORE per flag, then one verifying SEARCH.
+  // The tool's calls arrive one log append apart (the action log writes each intent first), so a
+  // batch gathers until no call came for GATHER_MS, and at most GATHER_MAX_MS after its first:
+  // a few milliseconds against a second per command on Bridge.
   private pendingWrites = new Map<
     string,
-    Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>
+    {
+      items: Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>;
+      first: number;
+      timer: NodeJS.Timeout;
+    }
   >();
 
   modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> {
@@ -576,14 +617,24 @@ export class ImapMailbox implements Mailbox {
       throw invalidInput('change', 'add or remove at least one label');
     const key = JSON.stringify([change.add, change.remove]);
     return new Promise((resolve, reject) => {
-      const list = this.pendingWrites.get(key);
-      if (list !== undefined) return void list.push({ threadId, resolve, reject });
-      this.pendingWrites.set(key, [{ threadId, resolve, reject }]);
-      setImmediate(() => {
-        const batch = this.pendingWrites.get(key) ?? [];
+      const flush = () => {
+        const batch = this.pendingWrites.get(key);
         this.pendingWrites.delete(key);
-        void this.flushWrites(batch, change, signal);
-      });
+        if (batch !== undefined) void this.flushWrites(batch.items, change, signal);
+      };
+      const now = Date.now();
+      const gathering = this.pendingWrites.get(key);
+      if (gathering === undefined) {
+        const timer = setTimeout(flush, GATHER_MS);
+        this.pendingWrites.set(key, { items: [{ threadId, resolve, reject }], first: now, timer });
+        return;
+      }
+      gathering.items.push({ threadId, resolve, reject });
+      clearTimeout(gathering.timer);
+      gathering.timer = setTimeout(
+        flush,
+        Math.max(0, Math.min(GATHER_MS, gathering.first + GATHER_MAX_MS - now)),
+      );
     });
   }
 
