@@ -1,7 +1,7 @@
-import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
+import { withMailClient } from '../../src/sandbox/imap/index.js';
 import type { DovecotServer } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend } from '../helpers/backends.js';
@@ -13,28 +13,6 @@ import type { Backend } from '../helpers/backends.js';
  * a label place, an expunge — and check that the next call shows the mailbox as it is now, on
  * both profiles (full: one LIST-STATUS per call; Bridge: STATUS per folder).
  */
-
-async function otherClient(server: DovecotServer): Promise<ImapFlow> {
-  const c = new ImapFlow({
-    host: server.host,
-    port: server.plainPort,
-    secure: false,
-    auth: { user: server.user, pass: server.password },
-    logger: false,
-    tls: { ca: [server.certPem], checkServerIdentity: () => undefined },
-  });
-  await c.connect();
-  return c;
-}
-
-async function withOther<T>(server: DovecotServer, fn: (c: ImapFlow) => Promise<T>): Promise<T> {
-  const c = await otherClient(server);
-  try {
-    return await fn(c);
-  } finally {
-    await c.logout();
-  }
-}
 
 const mail = (id: string, subject: string, inReplyTo?: string) =>
   [
@@ -92,7 +70,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     // Warm the index on every folder a read touches.
     const before = await inboxThreads();
     const tag = `idx-${profile}-${Date.now()}`;
-    await withOther(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Index probe ${tag}`), []));
+    await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Index probe ${tag}`), []));
 
     // New mail: the listing from the index shows it first (newest), the thread holds one message.
     const [newest] = await inboxThreads();
@@ -105,7 +83,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     expect(t.messages[0]?.labels).toContain('INBOX');
 
     // A reply arrives: the thread grows.
-    await withOther(server, (c) =>
+    await withMailClient(server, (c) =>
       c.append('INBOX', mail(`${tag}-b`, `Re: Index probe ${tag}`, `${tag}-a`), []),
     );
     t = await thread(tid);
@@ -113,7 +91,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     expect(t.messages.every((m) => m.labels.includes('INBOX'))).toBe(true);
 
     // The reply is moved to Archive: still in the thread, no longer in INBOX.
-    await withOther(server, async (c) => {
+    await withMailClient(server, async (c) => {
       await c.mailboxOpen('INBOX');
       const uids = (await c.search({ header: { 'message-id': `${tag}-b` } }, { uid: true })) || [];
       expect(uids.length).toBe(1);
@@ -125,7 +103,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     expect(reply?.labels).not.toContain('INBOX');
 
     // The first message is copied into a label place: it shows that label.
-    await withOther(server, async (c) => {
+    await withMailClient(server, async (c) => {
       await c.mailboxOpen('INBOX');
       const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
       await c.messageCopy(uids.join(','), labelPlace, { uid: true });
@@ -135,7 +113,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     expect(first?.labels).toEqual(expect.arrayContaining(['INBOX', labelShown]));
 
     // Deleted from INBOX and expunged: gone from the inbox listing, and from the message's labels.
-    await withOther(server, async (c) => {
+    await withMailClient(server, async (c) => {
       await c.mailboxOpen('INBOX');
       const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
       await c.messageDelete(uids.join(','), { uid: true });
@@ -162,7 +140,7 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     // Sent is recreated with one new message: every UID it had before now means nothing.
     await server.doveadm(['mailbox', 'delete', '-u', server.user, '-s', 'Sent']);
     await server.doveadm(['mailbox', 'create', '-u', server.user, '-s', 'Sent']);
-    await withOther(server, (c) => c.append('Sent', mail(`${tag}-s`, `Sent probe ${tag}`), ['\\Seen']));
+    await withMailClient(server, (c) => c.append('Sent', mail(`${tag}-s`, `Sent probe ${tag}`), ['\\Seen']));
     const r = await b.call('search', { query: `in:sent subject:"Sent probe ${tag}"` });
     expect(r.isError, r.text).toBe(false);
     const threads = r.structured['threads'] as Array<{ threadId: string }>;

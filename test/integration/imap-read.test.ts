@@ -1,8 +1,7 @@
-import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
-import { appendMessage, recreateMailbox } from '../../src/sandbox/imap/index.js';
+import { appendMessage, recreateMailbox, withMailClient } from '../../src/sandbox/imap/index.js';
 import type { DovecotServer } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend } from '../helpers/backends.js';
@@ -23,20 +22,6 @@ async function flagSnapshot(server: DovecotServer): Promise<string> {
     .filter((l) => l.trim() !== '')
     .sort()
     .join('\n');
-}
-
-/** A second client, as a person's mail app would be: plain login straight to Dovecot. */
-async function otherClient(server: DovecotServer): Promise<ImapFlow> {
-  const c = new ImapFlow({
-    host: server.host,
-    port: server.plainPort,
-    secure: false,
-    auth: { user: server.user, pass: server.password },
-    logger: false,
-    tls: { ca: [server.certPem], checkServerIdentity: () => undefined },
-  });
-  await c.connect();
-  return c;
 }
 
 const message = (id: string, subject: string) =>
@@ -130,15 +115,12 @@ describe.each(['full', 'bridge'] as const)('IMAP reads on %s', (profile) => {
     const first = await b.call('get_thread', { threadId: tid, bodies: 'none' });
     expect(first.isError, first.text).toBe(false);
     const count = first.structured['messageCount'];
-    const other = await otherClient(server);
-    try {
+    await withMailClient(server, async (other) => {
       await other.mailboxOpen('INBOX');
       const uids = (await other.search({ header: { subject: 'Re:' } }, { uid: true })) || [];
       expect(uids.length).toBeGreaterThan(0);
       await other.messageMove(uids.join(','), 'Archive', { uid: true });
-    } finally {
-      await other.logout();
-    }
+    });
     const after = await b.call('get_thread', { threadId: tid, bodies: 'none' });
     expect(after.isError, after.text).toBe(false);
     expect(after.structured['threadId']).toBe(tid);

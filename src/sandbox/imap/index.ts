@@ -10,5 +10,12 @@ export { BRIDGE_CAPABILITY, FOLDERS, virtualMailboxes } from './dovecot-config.j
 export type { DovecotProfile, FolderLayout, VirtualMailbox } from './dovecot-config.js';
 export { startImapProxy } from './proxy.js';
 export type { ImapProxy, ImapProxyOptions, ProxyFault } from './proxy.js';
-export { appendMessage, keywordForLabel, placeMessage, recreateMailbox, seedDovecot } from './seed.js';
+export {
+  appendMessage,
+  keywordForLabel,
+  placeMessage,
+  recreateMailbox,
+  seedDovecot,
+  withClient as withMailClient,
+} from './seed.js';
 export type { AppendOptions, Placement, SeedOptions, SeedReport } from './seed.js';

@@ -104,7 +104,11 @@ function connect(server: DovecotServer): ImapFlow {
   });
 }
 
-async function withClient<T>(server: DovecotServer, work: (client: ImapFlow) => Promise<T>): Promise<T> {
+/** Runs `work` on a plain loopback login, as another mail client would (setup and tests). */
+export async function withClient<T>(
+  server: DovecotServer,
+  work: (client: ImapFlow) => Promise<T>,
+): Promise<T> {
   const client = connect(server);
   // A socket error after the work is done must not become an unhandled 'error' event.
   client.on('error', () => undefined);
