@@ -12,6 +12,8 @@ const benches = {
   deadlines: 'deadlines.mjs',
   'imap-writes': 'imap-writes.mjs',
   'new-mail': 'new-mail.mjs',
+  formats: 'formats.mjs',
+  'install-size': 'install-size.mjs',
 };
 const only = process.argv.slice(2);
 const out = {

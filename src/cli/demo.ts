@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectLocal } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
@@ -12,6 +10,7 @@ import { tourSnooze } from './demo-snooze.js';
 import { digestTourStep, followUpsTourStep } from './demo-triage.js';
 import { unsubscribeTourStep } from './demo-unsubscribe.js';
 import { buildRuntime } from './runtime.js';
+import { tempDirUntilExit } from '../store/temp-dir.js';
 
 /* The tour prints for a person, so plain console output is the point here. */
 
@@ -32,11 +31,11 @@ interface ThreadOut {
 export async function runDemo(): Promise<number> {
   // A config dir of the tour's own: its policy.json and action log never meet the user's (a
   // second run the same day starts from a fresh cap, and the user's policy does not shape the tour).
-  const configDir = mkdtempSync(join(tmpdir(), 'mailwarden-demo-'));
+  const configDir = tempDirUntilExit('mailwarden-demo-');
   try {
-    return await tour(configDir);
+    return await tour(configDir.path);
   } finally {
-    rmSync(configDir, { recursive: true, force: true });
+    configDir.remove();
   }
 }
 

@@ -3,6 +3,7 @@ import { serveOverStdio } from '../mcp/stdio.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import { isMailError } from '../mail/errors.js';
 import { debugOn, fullError } from './debug.js';
+import { demoFromEnv } from './demo-env.js';
 import { buildRuntime, DEMO_ACCOUNT_ADDRESS, startDemoSandbox, stderrLogger, VERSION } from './runtime.js';
 
 const USAGE = `mailwarden ${VERSION} — an MCP server for your mailbox that never sends mail
@@ -42,7 +43,8 @@ MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR (or MAILWARDEN_DIR), MAILWARDEN_CREDEN
 MAILWARDEN_TOKEN_PASSPHRASE (encrypt tokens with a passphrase), MAILWARDEN_KEYSTORE=auto|off,
 MAILWARDEN_AUTH_TIMEOUT_MS, MAILWARDEN_AUTO_SWEEP=1 (sweep snoozed threads at
 start and hourly while serving), MAILWARDEN_NOW (testing aid: the clock starts at this ISO instant),
-MAILWARDEN_DEBUG=1 (full errors with stacks on stderr).
+MAILWARDEN_DEBUG=1 (full errors with stacks on stderr),
+MAILWARDEN_DEMO=1 (the same as --demo).
 Waits: MAILWARDEN_REQUEST_TIMEOUT_MS (per Gmail request, default 20000), MAILWARDEN_WRITE_TIMEOUT_MS
 (per write, default 30000), MAILWARDEN_RATE_LIMIT_MAX_WAIT_MS (the one wait a rate limit gets, default
 20000), MAILWARDEN_CALL_BUDGET_MS (per tool call, default 120000).
@@ -245,6 +247,8 @@ async function main(): Promise<number | undefined> {
     console.error(`mailwarden: ${e.message}\n\n${USAGE}`);
     return 2;
   }
+  // MAILWARDEN_DEMO=1 is --demo for every command that takes it (the desktop bundle's switch).
+  if (COMMANDS[p.command]?.flags.includes('demo') && demoFromEnv(process.env)) p.flags.set('demo', true);
   switch (p.command) {
     case 'serve':
       await serve(p);

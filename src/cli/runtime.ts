@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ServerRuntime } from '../mcp/server.js';
+import type { PolicyService } from '../policy/service.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import type { Tier } from '../policy/tiers.js';
 import { GmailMailbox } from '../providers/gmail/mailbox.js';
@@ -23,6 +24,8 @@ import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
 import { limitsFromEnv } from './limits.js';
+import { formatFromEnv } from '../mcp/format.js';
+import type { OutputFormat } from '../mcp/format.js';
 import { debugOn } from './debug.js';
 import { errorChain } from '../mail/errors.js';
 import type { Limits } from './limits.js';
@@ -168,9 +171,10 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   // Every environment value is judged before anything starts that would keep the process alive
   // (the demo's sandbox listens on a socket): a bad one ends the start at once.
   const confirmMode = confirmModeFromEnv(opts.env);
+  const format = formatFromEnv(opts.env);
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
   try {
-    return await assemble(opts, { envTiers, clock, log, limits, confirmMode, sandbox });
+    return await assemble(opts, { envTiers, clock, log, limits, confirmMode, format, sandbox });
   } catch (e) {
     await sandbox?.close();
     throw e;
@@ -185,10 +189,11 @@ async function assemble(
     log: Logger;
     limits: Limits;
     confirmMode: ReturnType<typeof confirmModeFromEnv>;
+    format: OutputFormat;
     sandbox: Sandbox | undefined;
   },
 ): Promise<BuiltRuntime> {
-  const { envTiers, clock, log, limits, confirmMode, sandbox } = pre;
+  const { envTiers, clock, log, limits, confirmMode, format, sandbox } = pre;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
   // A tier the stored token was not granted is not listed (one small file read, no key needed).
   const granted = opts.demo
@@ -224,13 +229,21 @@ async function assemble(
   const actionLog = new ActionLog(
     join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
   );
-  const { policyService } = await import('../policy/service.js');
+  // Loaded on the first write (its chunk, with the file-lock stack, is not needed for tools/list).
+  let service: Promise<PolicyService> | undefined;
+  const policy = (): Promise<PolicyService> =>
+    (service ??= import('../policy/service.js').then((m) => m.policyService(opts.env, actionLog, clock)));
   const runtime: ServerRuntime = {
     tools: withCallBudget(ALL_TOOLS, limits.callBudgetMs, { debug: debugOn(opts.env) }),
-    policy: policyService(opts.env, actionLog, clock),
+    policy: {
+      gateFor: async (account, mb) => (await policy()).gateFor(account, mb),
+      effective: async (account) => (await policy()).effective(account),
+    },
     inboxMarks: inboxMarkStore(join(configDir(opts.env), opts.demo ? 'marks.demo' : 'marks')),
     // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
     confirmMode,
+    // MAILWARDEN_FORMAT, read at start like MAILWARDEN_CONFIRM.
+    format,
     accounts: routing,
     tiers,
     mailbox,

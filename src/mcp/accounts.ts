@@ -32,13 +32,9 @@ export interface AccountRouting {
 /** The input schema clients see: each tool's own plus `account`, added here for every tool. */
 export function advertisedInput(tool: AnyTool): z.ZodObject {
   if (tool.registry || 'account' in tool.input.shape) return tool.input;
-  const all = tool.fanOut ? ' "all": every account, merged newest first.' : '';
+  const all = tool.fanOut ? '; "all": every account, newest first' : '';
   return tool.input.extend({
-    account: z
-      .string()
-      .max(320)
-      .optional()
-      .describe(`Account name, alias or address (list_accounts); omitted: the default account.${all}`),
+    account: z.string().max(320).optional().describe(`see list_accounts; omitted: the default${all}`),
   });
 }
 
@@ -160,4 +156,77 @@ export async function fanOut(
     });
   }
   return tool.fanOut?.(parts) as Record<string, unknown>;
+}
+
+/** The id arguments a not_found can be about, in the order they are probed (the first given wins). */
+const ID_ARGS = [
+  ['messageId', 'message'],
+  ['messageIds', 'message'],
+  ['threadId', 'thread'],
+  ['threadIds', 'thread'],
+] as const;
+
+/** How long one probe of another account may take: a hint is not worth a slow error. */
+const PROBE_MS = 5_000;
+
+/**
+ * A not_found on an id, when the server serves several accounts: ids belong to one account, so
+ * say which accounts there are, and which other one holds the id (one read by id per other
+ * account, at most PROBE_MS each). Any other error, or a call without an id, passes unchanged.
+ */
+export async function withAccountHint(
+  runtime: ServerRuntime,
+  tool: AnyTool,
+  account: string | undefined,
+  args: Record<string, unknown> | undefined,
+  e: unknown,
+): Promise<unknown> {
+  const routing = runtime.accounts;
+  if (
+    !isMailError(e) ||
+    e.code !== 'not_found' ||
+    routing === undefined ||
+    args === undefined ||
+    tool.registry
+  )
+    return e;
+  const found = ID_ARGS.map(([key, kind]) => {
+    const v = args[key];
+    return { kind, id: Array.isArray(v) ? (v[0] as unknown) : v };
+  }).find((x) => typeof x.id === 'string');
+  if (found === undefined) return e;
+  const id = found.id as string;
+  try {
+    const all = await routing.all();
+    if (all.length < 2) return e;
+    const here = (await routing.resolve(account)).name;
+    const holders = await Promise.all(
+      all
+        .filter((a) => a.name !== here)
+        .map(async (a) => {
+          const signal = AbortSignal.timeout(PROBE_MS);
+          try {
+            const mailbox = await routing.mailboxFor(a.name);
+            if (found.kind === 'message') await mailbox.getMessageLabels(id, signal);
+            else await mailbox.getThread(id, { format: 'metadata', metadataHeaders: [], signal });
+            return a.name;
+          } catch {
+            return undefined;
+          }
+        }),
+    );
+    const holder = holders.find((h) => h !== undefined);
+    const names = all.map((a) => `"${a.name}"`).join(', ');
+    const where =
+      holder === undefined
+        ? `no other served account has this ${found.kind} id either`
+        : `account "${holder}" has this ${found.kind}: call again with account: "${holder}"`;
+    return new MailError(
+      'not_found',
+      `${e.message} (account "${here}"). This server serves accounts ${names}, and ids belong to one account; ${where}.`,
+      { retryable: e.retryable },
+    );
+  } catch {
+    return e;
+  }
 }

@@ -45,10 +45,19 @@ export class ConfirmationPending extends Error {
   }
 }
 
-function isModern(server: McpServer): boolean {
+export function isModern(server: McpServer): boolean {
   // Era is per connection in the SDK (serveStdio and the HTTP handler bind it per instance).
   const v = server.server.getNegotiatedProtocolVersion();
   return v !== undefined && v >= FIRST_MODERN;
+}
+
+/** The client's `elicitation` capability as declared for this request's protocol revision. */
+export function elicitationCapability(server: McpServer, ctx: ServerContext): unknown {
+  const caps = isModern(server)
+    ? ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+        Record<string, unknown> | undefined)
+    : (server.server.getClientCapabilities() as Record<string, unknown> | undefined);
+  return caps?.['elicitation'];
 }
 
 /**
@@ -57,11 +66,7 @@ function isModern(server: McpServer): boolean {
  * request; 2025-11-25 declares them once at initialize.
  */
 export function clientCanElicit(server: McpServer, ctx: ServerContext): boolean {
-  const caps = isModern(server)
-    ? ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-        Record<string, unknown> | undefined)
-    : (server.server.getClientCapabilities() as Record<string, unknown> | undefined);
-  const e = caps?.['elicitation'];
+  const e = elicitationCapability(server, ctx);
   if (e === null || typeof e !== 'object') return false;
   const members = e as Record<string, unknown>;
   return members['form'] !== undefined || members['url'] === undefined;

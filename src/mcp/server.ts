@@ -15,12 +15,17 @@ import { downloadsFor } from '../store/downloads.js';
 import type { InboxMarkStore } from '../store/inbox-mark.js';
 import type { AnyTool, Logger, ToolContext } from '../tools/define.js';
 import { ConfirmationPending, callConfirmation } from './confirm.js';
-import { advertisedInput, fanOut, routeCall, takeAccount } from './accounts.js';
+import { callUrlOpener } from './open-url.js';
+import { advertisedInput, fanOut, routeCall, takeAccount, withAccountHint } from './accounts.js';
 import type { AccountRouting } from './accounts.js';
 
 export type { AccountRouting, ServedAccount } from './accounts.js';
 import { fromZodError, toEnvelope } from './errors.js';
 import { Fence, sanitizeDeep } from './untrusted.js';
+import { takeFormat, withFormatInput } from './format.js';
+import type { OutputFormat } from './format.js';
+import { compactSchema } from './schema-compact.js';
+import { prebuiltSchema } from './prebuilt-schemas.js';
 
 export interface ServerRuntime {
   tools: readonly AnyTool[];
@@ -44,6 +49,8 @@ export interface ServerRuntime {
   policy?: PolicyService;
   /** The sweep's new-mail marks (src/store/inbox-mark.ts); absent: those tools answer unsupported. */
   inboxMarks?: InboxMarkStore;
+  /** MAILWARDEN_FORMAT: the text content of tools with a text copy when a call names no format. */
+  format?: OutputFormat;
 }
 
 /** The gate is built once per call, when a write tool first asks (reads never load policy.json). */
@@ -73,7 +80,7 @@ export function enabledTools(tools: readonly AnyTool[], tiers: ReadonlySet<Tier>
  * envelope naming the field. So the SDK sees a schema that advertises the real JSON Schema but
  * accepts anything, and the zod schema runs inside our handler.
  */
-function advertiseOnly(schema: z.ZodObject) {
+function advertiseOnly(schema: z.ZodObject, name: string) {
   const json = schema['~standard'].jsonSchema;
   return {
     '~standard': {
@@ -81,8 +88,9 @@ function advertiseOnly(schema: z.ZodObject) {
       vendor: 'mailwarden',
       validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
       jsonSchema: {
-        input: (o: JsonOpts) => compact(json.input(o), false),
-        output: (o: JsonOpts) => compact(json.output(o), false),
+        input: (o: JsonOpts) =>
+          prebuiltSchema(name, 'input', o.target) ?? compactSchema(json.input(o), false),
+        output: (o: JsonOpts) => compactSchema(json.output(o), false),
       },
     },
   };
@@ -91,31 +99,11 @@ function advertiseOnly(schema: z.ZodObject) {
 type JsonOpts = Parameters<z.ZodObject['~standard']['jsonSchema']['input']>[0];
 
 /**
- * tools/list is paid for in context on every session. `$schema` says nothing a client needs,
- * and in output schemas `additionalProperties: false` neither (the server writes the output);
- * dropping them saves about a tenth of the listing (docs/benchmarks.md).
- */
-function compact(schema: Record<string, unknown>, isOutput: boolean): Record<string, unknown> {
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      if (k === '$schema') continue;
-      if (isOutput && k === 'additionalProperties' && x === false) continue;
-      out[k] = walk(x);
-    }
-    return out;
-  };
-  return walk(schema) as Record<string, unknown>;
-}
-
-/**
  * The output schema as advertised (compacted). The SDK's own check is a pass-through: the handler
  * validates with zod, so a result that breaks its schema becomes an internal_error envelope rather
  * than the SDK's free-text error.
  */
-function advertisedOutput(schema: z.ZodObject) {
+function advertisedOutput(schema: z.ZodObject, name: string) {
   const json = schema['~standard'].jsonSchema;
   return {
     '~standard': {
@@ -123,17 +111,23 @@ function advertisedOutput(schema: z.ZodObject) {
       vendor: 'mailwarden',
       validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
       jsonSchema: {
-        input: (o: JsonOpts) => compact(json.input(o), true),
-        output: (o: JsonOpts) => compact(json.output(o), true),
+        input: (o: JsonOpts) => compactSchema(json.input(o), true),
+        output: (o: JsonOpts) =>
+          prebuiltSchema(name, 'output', o.target) ?? compactSchema(json.output(o), true),
       },
     },
   };
 }
 
-export function toolResult(structured: Record<string, unknown>, fence: Fence): CallToolResult {
+export function toolResult(
+  structured: Record<string, unknown>,
+  fence: Fence,
+  /** format "text": the readable copy of the (cleaned) result; else the JSON. */
+  render?: (out: Record<string, unknown>) => string,
+): CallToolResult {
   const clean = sanitizeDeep(structured);
-  const json = JSON.stringify(clean);
-  const text = json.includes(fence.nonce) ? `${fence.notice()}\n${json}` : json;
+  const body = render === undefined ? JSON.stringify(clean) : render(clean);
+  const text = body.includes(fence.nonce) ? `${fence.notice()}\n${body}` : body;
   return { content: [{ type: 'text', text }], structuredContent: clean };
 }
 
@@ -164,16 +158,22 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: advertiseOnly(advertisedInput(tool)),
-        outputSchema: advertisedOutput(tool.output),
+        inputSchema: advertiseOnly(withFormatInput(tool, advertisedInput(tool)), tool.name),
+        outputSchema: advertisedOutput(tool.output, tool.name),
         annotations: annotationsFor(tool),
       },
       async (rawArgs, ctx): Promise<CallToolResult | InputRequiredResult> => {
         const fence = new Fence();
+        // Kept for the error path: a not_found on an id names the accounts (withAccountHint).
+        let account: string | undefined;
+        let callArgs: Record<string, unknown> | undefined;
         try {
-          const { account, args } = takeAccount(tool, rawArgs ?? {});
-          const parsed = tool.input.safeParse(args);
+          const taken = takeAccount(tool, rawArgs ?? {});
+          account = taken.account;
+          const { render, args: toolArgs } = takeFormat(tool, taken.args, runtime.format ?? 'json');
+          const parsed = tool.input.safeParse(toolArgs);
           if (!parsed.success) throw fromZodError(parsed.error);
+          callArgs = parsed.data;
           const routed = await routeCall(runtime, tool, account, parsed.data);
           const confirmation = callConfirmation({
             server,
@@ -190,6 +190,14 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
           const toolCtx: ToolContext = {
             mailbox: confirmation.watch(routed.mailbox),
             confirm: confirmation.confirm,
+            showUrl: callUrlOpener({
+              server,
+              ctx,
+              binding: callBinding(tool.name, account ?? '', parsed.data),
+              now: () => runtime.clock.now(),
+              log: runtime.log,
+              tool: tool.name,
+            }),
             ...(runtime.accounts?.registry ? { accounts: runtime.accounts.registry } : {}),
             clock: runtime.clock,
             fence,
@@ -225,13 +233,13 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
               `${tool.name} produced a result that does not match its output schema`,
             );
           }
-          return toolResult(out as Record<string, unknown>, fence);
+          return toolResult(out as Record<string, unknown>, fence, render);
         } catch (e) {
           // Not a failure: the 2026-07-28 way of asking the human (src/mcp/confirm.ts).
           if (e instanceof ConfirmationPending) return e.result;
           if (!(e instanceof Error && e.name === 'MailError'))
             runtime.log.warn('tool failed', { tool: tool.name, error: String(e) });
-          return errorResult(e);
+          return errorResult(await withAccountHint(runtime, tool, account, callArgs, e));
         }
       },
     );

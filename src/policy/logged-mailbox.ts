@@ -119,6 +119,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     untrashThread: (threadId: string, signal?: AbortSignal): Promise<void> =>
       write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal)),
   };
+  if (inner.getMessage) out.getMessage = inner.getMessage.bind(inner);
   if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);
   if (inner.inboxSince) out.inboxSince = inner.inboxSince.bind(inner);
   if (inner.uidMarkAt) out.uidMarkAt = inner.uidMarkAt.bind(inner);

@@ -1,5 +1,13 @@
 import type { FilterCriteria, FilterLabelAction } from '../mail/filter-criteria.js';
-import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../mail/types.js';
+import type {
+  HistoryPage,
+  Label,
+  MailMessage,
+  MailThread,
+  MessageRef,
+  Page,
+  Profile,
+} from '../mail/types.js';
 
 /** Request/units counters a provider keeps so tools and benchmarks can report cost. */
 export interface Usage {
@@ -120,6 +128,11 @@ export interface Mailbox {
   /** Message refs matching a Gmail-syntax query (exact per-message index). */
   searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>>;
   getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread>;
+  /**
+   * One message by id (Gmail messages.get, 5 units). Optional: without it get_message finds the
+   * message's thread (getMessageLabels) and reads it (IMAP finds a message by Message-ID anyway).
+   */
+  getMessage?(messageId: string, options: ThreadReadOptions): Promise<MailMessage>;
   getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array>;
   /** Changes since a cursor. An expired cursor is a MailError('invalid_input'…), never an empty page. */
   history(

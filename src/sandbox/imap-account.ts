@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { headerValue } from '../mail/headers.js';
 import { parseRawMessage } from '../mail/mime.js';
 import { cleanMessageId, threadIdFor, threadRoot } from '../providers/imap/ids.js';
@@ -10,6 +7,7 @@ import { writeAccounts } from '../store/accounts.js';
 import type { AccountEntry } from '../store/accounts.js';
 import type { Env } from '../store/config.js';
 import { writeImapPassword } from '../store/imap-secret.js';
+import { tempDirUntilExit } from '../store/temp-dir.js';
 import { DEMO_ADDRESS, demoCorpus } from './corpus/index.js';
 import type { SeedUser } from './seed.js';
 import { seedDovecot, startDovecot, startImapProxy } from './imap/index.js';
@@ -52,7 +50,8 @@ export const IMAP_DEMO_PASSPHRASE = 'mailwarden-imap-demo';
 export async function startImapDemo(options: ImapDemoOptions): Promise<ImapDemo> {
   const server = await startDovecot({ profile: options.profile });
   let proxy: ImapDemo['proxy'];
-  const configDir = await mkdtemp(join(tmpdir(), 'mailwarden-imap-'));
+  const temp = tempDirUntilExit('mailwarden-imap-');
+  const configDir = temp.path;
   try {
     await seedDovecot(server, options.seed ?? demoCorpus());
     const base = {
@@ -101,13 +100,13 @@ export async function startImapDemo(options: ImapDemoOptions): Promise<ImapDemo>
       async close() {
         await proxy?.stop();
         await server.stop();
-        await rm(configDir, { recursive: true, force: true });
+        temp.remove();
       },
     };
   } catch (e) {
     await proxy?.stop();
     await server.stop();
-    await rm(configDir, { recursive: true, force: true });
+    temp.remove();
     throw e;
   }
 }

@@ -203,8 +203,44 @@ export interface AccountRegistry {
   list(): Promise<AccountEntry[]>;
   /** Registers an account whose token already exists (`mailwarden auth --account NAME`). */
   add(input: NewAccount): Promise<AccountEntry>;
+  /**
+   * add_account: registers a Gmail account, signing it in (or in again) through the loopback
+   * consent flow when that is needed. A sign-in already waiting for the same name is reused.
+   */
+  signIn(input: SignInRequest): Promise<SignInStart>;
   remove(ref: string): Promise<RemovedAccount>;
 }
+
+export interface SignInRequest {
+  name: string;
+  alias?: string;
+  tiers?: readonly string[];
+  makeDefault?: boolean;
+  /** Accept a different mailbox than the one the account is registered with. */
+  force?: boolean;
+}
+
+export interface SignInOutcome {
+  entry: AccountEntry;
+  status: 'added' | 'reauthenticated';
+  note?: string;
+}
+
+/** A consent flow waiting for a person's browser (the token never leaves the registry). */
+export interface PendingSignIn {
+  id: string;
+  /** The consent page, for a person to open on this machine. */
+  url: string;
+  reauth: boolean;
+  /** ms since epoch; the flow gives up then. */
+  expiresAt: number;
+  /** The outcome once the browser came back (then it is reported, and forgotten). */
+  wait(signal: AbortSignal): Promise<SignInOutcome>;
+  /** Stops waiting: nothing is stored. No effect once the flow has ended. */
+  cancel(reason: MailError): void;
+}
+
+export type SignInStart = { kind: 'done'; outcome: SignInOutcome } | { kind: 'consent'; flow: PendingSignIn };
 
 export interface NewAccount {
   name: string;
@@ -214,19 +250,24 @@ export interface NewAccount {
   makeDefault?: boolean;
   /** An IMAP account (its password already stored, see imap-secret.ts). */
   imap?: ImapSettings;
-  /** Re-adding an IMAP account replaces it (alias, tiers, default kept unless given); never a Gmail one. */
+  /**
+   * Replaces an entry of the same provider (alias, tiers, default kept unless given): re-adding
+   * an IMAP account, or a Gmail account that has just signed in again.
+   */
   replace?: boolean;
 }
 
 export async function addAccount(env: Env, input: NewAccount, now: Date = new Date()): Promise<AccountEntry> {
   const name = checkName(input.name, 'name');
   const all = await readAccounts(env);
-  const old = input.replace === true ? all.find((a) => a.name === name && a.provider === 'imap') : undefined;
+  const provider = input.imap === undefined ? 'gmail' : 'imap';
+  const old =
+    input.replace === true ? all.find((a) => a.name === name && a.provider === provider) : undefined;
   const list = all.filter((a) => a !== old);
   const alias = input.alias ?? old?.alias;
   const entry: AccountEntry = {
     name,
-    provider: input.imap === undefined ? 'gmail' : 'imap',
+    provider,
     ...(input.imap === undefined ? {} : { imap: input.imap }),
     tiers:
       input.tiers === undefined && old !== undefined

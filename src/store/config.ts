@@ -72,7 +72,8 @@ export async function readToken(env: Env, account: string, deps: TokenDeps = {})
 
 /** Account names are lower-cased: one name, one token file. */
 export function accountName(env: Env, flag?: string): string {
-  const name = (flag ?? env['MAILWARDEN_ACCOUNT'] ?? 'default').trim().toLowerCase();
+  // An empty MAILWARDEN_ACCOUNT is unset, as the server's pin reads it (a launcher may pass "").
+  const name = (flag ?? (env['MAILWARDEN_ACCOUNT']?.trim() || undefined) ?? 'default').trim().toLowerCase();
   if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) {
     throw new MailError(
       'invalid_input',

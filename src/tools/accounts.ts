@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { MailError } from '../mail/errors.js';
-import type { AccountEntry, AccountRegistry } from '../store/accounts.js';
+import { MailError, isMailError } from '../mail/errors.js';
+import type { AccountEntry, AccountRegistry, SignInOutcome } from '../store/accounts.js';
 import { defineTool } from './define.js';
 import type { AnyTool, ToolContext } from './define.js';
 
@@ -47,6 +47,22 @@ export const listAccounts = defineTool({
   },
 });
 
+const added = z.object({
+  status: z.enum(['added', 'reauthenticated', 'pending']),
+  account: account.optional(),
+  signInUrl: z.string().optional().describe('pending: for the user to open in a browser on this machine'),
+  note: z.string().optional(),
+});
+
+/** What add_account answers for IMAP: a password is typed on the machine, never given to the model. */
+export function imapByTerminal(name: string): MailError {
+  return new MailError(
+    'unsupported',
+    `IMAP accounts are added on the machine that runs mailwarden, where the password is typed and never passes through the assistant: \`mailwarden accounts add ${name.trim().toLowerCase()} --imap --host HOST --user USER\` (see \`mailwarden accounts\`).`,
+    { retryable: false },
+  );
+}
+
 export const addAccount = defineTool({
   name: 'add_account',
   title: 'Add account',
@@ -54,27 +70,57 @@ export const addAccount = defineTool({
   access: 'write',
   registry: true,
   description:
-    'Register an account that is already signed in: its token must exist from `mailwarden auth --account NAME` (this tool cannot sign in). tiers defaults to read,manage.',
+    'Add a Gmail account, or renew a registered one: the user approves on a Google page shown to them (waits up to 5 min). A client that cannot show it gets status "pending" and signInUrl for the user; call again for the result. Not for IMAP.',
   input: z.strictObject({
-    name: z.string().max(64).describe('the name used at `mailwarden auth --account NAME`'),
+    name: z.string().max(64),
     alias: z.string().max(64).optional(),
     tiers: z
       .array(z.enum(['read', 'manage', 'filters', 'drafts']))
       .max(4)
-      .optional(),
+      .optional()
+      .describe('default read,manage; asks Google for these scopes only'),
     makeDefault: z.boolean().default(false),
+    provider: z.enum(['gmail', 'imap']).default('gmail'),
+    force: z.boolean().default(false).describe('accept a different mailbox than the one registered'),
   }),
-  output: z.object({ account }),
+  output: added,
   async handle(ctx, args) {
-    const added = await registryOf(ctx).add({
+    if (args.provider === 'imap') throw imapByTerminal(args.name);
+    const start = await registryOf(ctx).signIn({
       name: args.name,
       makeDefault: args.makeDefault,
+      force: args.force,
       ...(args.alias === undefined ? {} : { alias: args.alias }),
       ...(args.tiers === undefined ? {} : { tiers: args.tiers }),
     });
-    return { account: view(added) };
+    if (start.kind === 'done') return outcomeOf(start.outcome);
+    const { flow } = start;
+    const left = Math.max(0, flow.expiresAt - Date.now());
+    const wait =
+      left >= 60_000 ? `${Math.round(left / 60_000)} minute(s)` : `${Math.ceil(left / 1000)} second(s)`;
+    const message = `Sign in with Google to ${flow.reauth ? 'renew' : 'add'} the mailwarden account "${args.name.trim().toLowerCase()}". Open the page in a browser on the machine mailwarden runs on; it waits ${wait}.`;
+    let shown;
+    try {
+      shown = ctx.showUrl
+        ? await ctx.showUrl({ id: flow.id, url: flow.url, message }, () => flow.wait(ctx.signal))
+        : ({ shown: false } as const);
+    } catch (e) {
+      // Declined or failed: stop waiting. (The 2026-07-28 "ask and re-run" is not a MailError.)
+      if (isMailError(e)) flow.cancel(e);
+      throw e;
+    }
+    if (shown.shown) return outcomeOf(shown.value);
+    return {
+      status: 'pending' as const,
+      signInUrl: flow.url,
+      note: `A person must open signInUrl in a browser on the machine mailwarden runs on and approve, within ${wait}; then call add_account again with the same arguments for the result. Nothing is stored until then.`,
+    };
   },
 });
+
+function outcomeOf(o: SignInOutcome): z.input<typeof added> {
+  return { status: o.status, account: view(o.entry), ...(o.note === undefined ? {} : { note: o.note }) };
+}
 
 export const removeAccount = defineTool({
   name: 'remove_account',

@@ -4,7 +4,8 @@ import type { AnyTool, ToolContext } from './define.js';
 /**
  * Every tool call gets a budget (issue 9): however many requests a tool makes, and however each
  * is retried, the call answers within it. The time a human spends on a confirmation question is
- * not the mailbox's time, so the budget stops while one is open. When it runs out, the call's
+ * not the mailbox's time, so the budget stops while one is open, and while a person signs in on a
+ * page add_account showed them. When it runs out, the call's
  * signal aborts with a MailError: reads in flight stop with it, and multi-request tools report
  * what they did not get to (writes already sent are bounded by their own deadline, not this).
  */
@@ -84,9 +85,23 @@ async function budgeted(
       ),
   );
   const confirm = ctx.confirm;
+  const showUrl = ctx.showUrl;
   const budgetedCtx: ToolContext = {
     ...ctx,
     signal: AbortSignal.any([ctx.signal, budget.controller.signal]),
+    // A person signing in on a consent page is not the mailbox's time either.
+    ...(showUrl === undefined
+      ? {}
+      : {
+          showUrl: async (request, until) => {
+            budget.pause();
+            try {
+              return await showUrl(request, until);
+            } finally {
+              budget.resume();
+            }
+          },
+        }),
     ...(confirm === undefined
       ? {}
       : {

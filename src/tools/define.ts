@@ -45,6 +45,13 @@ export interface ToolContext {
    * answers 'unavailable'.
    */
   confirm?: (request: ConfirmRequest) => Promise<ConfirmOutcome>;
+  /**
+   * Shows a URL to the human, not the model (MCP URL-mode elicitation), then waits on `until`
+   * (what the human does there) outside the call's budget. `{shown: false}` when the client
+   * cannot show URLs; throws declined_by_user when the human declines. On 2026-07-28 the call is
+   * re-run once the client has shown it (as with confirm), so `request.id` must be the same then.
+   */
+  showUrl?: <T>(request: UrlRequest, until: () => Promise<T>) => Promise<UrlShown<T>>;
   /** The account registry, for the tools that manage it (`registry: true`). */
   accounts?: AccountRegistry;
   /** Files for people, only inside MAILWARDEN_DOWNLOAD_DIR, each logged; absent reads as unset. */
@@ -62,6 +69,16 @@ export interface ToolContext {
   /** The tiers this call's account is served with (absent: unknown, e.g. unit tests). */
   tiers?: ReadonlySet<Tier>;
 }
+
+export interface UrlRequest {
+  /** Stable across the re-runs of one call (the elicitation's id). */
+  id: string;
+  url: string;
+  /** Why the human should open it. */
+  message: string;
+}
+
+export type UrlShown<T> = { shown: true; value: T } | { shown: false };
 
 /** What a tool gets for outbound requests: the guarded client, and the action log they go to. */
 export interface OutboundContext {

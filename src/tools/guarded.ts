@@ -21,7 +21,7 @@ const READS = 8;
 
 export const refusedSchema = z
   .array(z.object({ threadId: z.string(), rule: z.string(), reason: z.string() }))
-  .describe('refused by the write policy (README "What the server enforces"), untouched');
+  .describe('refused by the write policy; untouched');
 
 export interface GuardedReport {
   changed: Array<{ threadId: string; messages?: number; readBack?: boolean }>;
@@ -107,6 +107,7 @@ export async function guardedPerThread(
   const reads = await mapBounded(ids, readConcurrency(ctx.mailbox, READS), async (id) => {
     try {
       return await ctx.mailbox.getThread(id, {
+        signal: ctx.signal,
         format: 'metadata',
         metadataHeaders: ['From', 'Subject', 'Message-ID'],
       });

@@ -13,7 +13,7 @@ import { checkNewMailTool, listNewMail, markHandled } from './new-mail.js';
 import { listSnoozed, snooze, unsnooze } from './snooze.js';
 import { sweepSnoozed } from './snooze-sweep.js';
 import { listSubscriptions, listUnsubscribe } from './subscriptions.js';
-import { getThread } from './thread.js';
+import { getMessage, getThread } from './thread.js';
 import { followUps, triageDigest } from './triage.js';
 import { bulkUnsubscribe, unsubscribe } from './unsubscribe.js';
 
@@ -22,6 +22,7 @@ export const ALL_TOOLS: readonly AnyTool[] = [
   // read
   search,
   getThread,
+  getMessage,
   listLabels,
   getProfile,
   whatChanged,

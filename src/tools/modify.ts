@@ -1,9 +1,12 @@
 import { z } from 'zod';
-import type { LabelChange } from '../providers/mailbox.js';
-import type { AnyTool } from './define.js';
+import type { LabelChange, Mailbox } from '../providers/mailbox.js';
+import type { AnyTool, ToolContext } from './define.js';
 import { defineTool } from './define.js';
 import { checkAppliedLabels } from './bulk/policy.js';
-import { guardedPerThread, refusedSchema } from './guarded.js';
+import { guardedPerThread } from './guarded.js';
+import { guardedPerMessage } from './guarded-messages.js';
+import type { MessageReport } from './guarded-messages.js';
+import type { GuardedReport } from './guarded.js';
 import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
 import { usage } from './search.js';
@@ -14,52 +17,81 @@ const threadIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,256}$/, 'a thread id (letters, digits, "-" and "_") from search or get_thread');
 
-/** Exactly one of threadId / threadIds, so a call never means "all threads" by omission. */
+const messageIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,256}$/, 'a message id (letters, digits, "-" and "_") from search or get_thread');
+
+/** Exactly one of threadId / threadIds / messageIds, so a call never means "all" by omission. */
 const targets = {
   threadId: threadIdSchema.optional(),
-  threadIds: z.array(threadIdSchema).min(1).max(MAX_THREADS).optional().describe(`at most ${MAX_THREADS}`),
+  threadIds: z.array(threadIdSchema).min(1).max(MAX_THREADS).optional(),
+  messageIds: z
+    .array(messageIdSchema)
+    .min(1)
+    .max(MAX_THREADS)
+    .optional()
+    .describe('only these messages, not their threads'),
 };
 
-function oneOfTargets(
-  v: { threadId?: string | undefined; threadIds?: string[] | undefined },
-  ctx: z.RefinementCtx,
-): void {
-  if ((v.threadId === undefined) === (v.threadIds === undefined)) {
+interface Targets {
+  threadId?: string | undefined;
+  threadIds?: string[] | undefined;
+  messageIds?: string[] | undefined;
+}
+
+function oneOfTargets(v: Targets, ctx: z.RefinementCtx): void {
+  const given = [v.threadId, v.threadIds, v.messageIds].filter((x) => x !== undefined).length;
+  if (given !== 1) {
     ctx.addIssue({
       code: 'custom',
       path: ['threadId'],
-      message: 'give exactly one of threadId or threadIds',
+      message: `give exactly one of threadId, threadIds or messageIds (${given === 0 ? 'none was given' : 'several were given'})`,
     });
   }
 }
+
+/** Thread or message: each reported item names one. */
+const itemId = { threadId: z.string().optional(), messageId: z.string().optional() };
 
 const labelList = z.array(z.string().min(1).max(300)).max(50);
 
 const report = {
   changed: z.array(
     z.object({
-      threadId: z.string(),
+      ...itemId,
       messages: z.number().optional(),
-      readBack: z
-        .boolean()
-        .optional()
-        .describe('the answer never came; the thread read back afterwards shows the change'),
+      readBack: z.boolean().optional().describe('no answer came; a read-back shows the change'),
     }),
   ),
-  failed: z.array(z.object({ threadId: z.string(), code: z.string(), message: z.string() })),
-  refused: refusedSchema.optional(),
-  notAttempted: z
-    .array(z.string())
-    .describe('not started: the call was cancelled, ran out of time, or Gmail rate-limited it'),
-  remainingToday: z
-    .number()
+  failed: z.array(z.object({ ...itemId, code: z.string(), message: z.string() })),
+  refused: z
+    .array(z.object({ ...itemId, rule: z.string(), reason: z.string() }))
     .optional()
-    .describe('agent moves out of the inbox left today under the daily cap'),
+    .describe('refused by the write policy; untouched'),
+  notAttempted: z.array(z.string()).describe('not started: cancelled, out of time or rate-limited'),
+  remainingToday: z.number().optional().describe('moves out of the inbox left today (daily cap)'),
   usage,
 };
 
-function threadList(args: { threadId?: string | undefined; threadIds?: string[] | undefined }): string[] {
+function threadList(args: Targets): string[] {
   return [...new Set(args.threadId !== undefined ? [args.threadId] : (args.threadIds ?? []))];
+}
+
+/**
+ * Threads through guardedPerThread, or messageIds through guardedPerMessage with the change
+ * each message gets from its live labels (the same change, or restore's per-message one).
+ */
+function perTarget(
+  ctx: ToolContext,
+  args: Targets,
+  intent: GateIntent,
+  write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
+  expect: LabelChange,
+  forMessage: (labels: readonly string[]) => LabelChange = () => expect,
+): Promise<GuardedReport | MessageReport> {
+  if (args.messageIds !== undefined)
+    return guardedPerMessage(ctx, [...new Set(args.messageIds)], intent, forMessage);
+  return guardedPerThread(ctx, threadList(args), intent, write, expect);
 }
 
 export const modifyLabels = defineTool({
@@ -68,7 +100,7 @@ export const modifyLabels = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Add and remove labels (by name or id) on every message of one thread (threadId) or up to 100 (threadIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Reports each thread as changed, refused by the write policy (with the rule), failed (with the error) or notAttempted (after cancellation).',
+    'Add and remove labels (by name or id) on every message of one thread (threadId) or several (threadIds), or on messages alone (messageIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Each item is reported changed, refused (write policy, with the rule), failed (with the error) or notAttempted (after cancellation).',
   input: z
     .strictObject({ ...targets, add: labelList.default([]), remove: labelList.default([]) })
     .superRefine(oneOfTargets),
@@ -78,7 +110,6 @@ export const modifyLabels = defineTool({
     ...report,
   }),
   async handle(ctx, args) {
-    const ids = threadList(args);
     const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
     // allowedLabels holds for the labels a move applies too, and before any label is created.
     if (ctx.gate !== undefined) await checkAppliedLabels(await ctx.gate(), resolved, 'modify_labels');
@@ -87,16 +118,16 @@ export const modifyLabels = defineTool({
       add: applied.add.map((l) => l.id),
       remove: applied.remove.map((l) => l.id),
     };
-    const result = await guardedPerThread(
+    const result = await perTarget(
       ctx,
-      ids,
+      args,
       labelIntent(
         'modify_labels',
         change,
         applied.add.map((l) => l.name),
         applied.remove.map((l) => l.name),
       ),
-      async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+      async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change, ctx.signal)).length,
       change,
     );
     return {
@@ -127,15 +158,15 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
     title,
     tier: 'manage',
     access: 'write',
-    description: `${description} Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
+    description: `${description} Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
     input: z.strictObject(targets).superRefine(oneOfTargets),
     output: z.object(report),
     handle: (ctx, args) =>
-      guardedPerThread(
+      perTarget(
         ctx,
-        threadList(args),
+        args,
         labelIntent(name, change, [], []),
-        async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change)).length,
+        async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change, ctx.signal)).length,
         change,
       ),
   });
@@ -166,16 +197,16 @@ export const trash = defineTool({
   tier: 'manage',
   // Gmail empties the trash after 30 days, so this can lose mail if nobody untrashes it.
   access: 'destructive',
-  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
+  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    guardedPerThread(
+    perTarget(
       ctx,
-      threadList(args),
+      args,
       { tool: 'trash', action: 'trash', actor: 'agent' },
       async (mailbox, threadId) => {
-        await mailbox.trashThread(threadId);
+        await mailbox.trashThread(threadId, ctx.signal);
         return undefined;
       },
       { add: ['TRASH'], remove: [] },
@@ -187,16 +218,16 @@ export const untrash = defineTool({
   title: 'Restore threads from trash',
   tier: 'manage',
   access: 'write',
-  description: `Take threads out of the trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
+  description: `Take threads out of the trash. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    guardedPerThread(
+    perTarget(
       ctx,
-      threadList(args),
+      args,
       { tool: 'untrash', action: 'restore', actor: 'agent', fromLabelIds: ['TRASH'] },
       async (mailbox, threadId) => {
-        await mailbox.untrashThread(threadId);
+        await mailbox.untrashThread(threadId, ctx.signal);
         return undefined;
       },
       { add: [], remove: ['TRASH'] },
@@ -215,21 +246,27 @@ export const restore = defineTool({
   title: 'Restore threads to the inbox',
   tier: 'manage',
   access: 'write',
-  description: `Bring threads back to the inbox from the archive, spam or trash. Takes threadId or threadIds (at most ${MAX_THREADS}); reports each thread as changed, refused by the write policy (with the rule), failed or notAttempted.`,
+  description: `Bring threads back to the inbox from the archive, spam or trash. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
-    guardedPerThread(
+    perTarget(
       ctx,
-      threadList(args),
+      args,
       { tool: 'restore', action: 'restore', actor: 'agent' },
       async (mailbox, threadId) => {
-        const t = await mailbox.getThread(threadId, { format: 'metadata', metadataHeaders: ['From'] });
+        const t = await mailbox.getThread(threadId, {
+          format: 'metadata',
+          metadataHeaders: ['From'],
+          signal: ctx.signal,
+        });
         const labels = new Set(t.messages.flatMap((m) => m.labelIds));
-        if (labels.has('TRASH')) await mailbox.untrashThread(threadId);
+        if (labels.has('TRASH')) await mailbox.untrashThread(threadId, ctx.signal);
         const remove = labels.has('SPAM') ? ['SPAM'] : [];
-        return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove })).length;
+        return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove }, ctx.signal)).length;
       },
       { add: ['INBOX'], remove: ['TRASH', 'SPAM'] },
+      // A message comes back from where it is: Trash, Spam, or the archive.
+      (labels) => ({ add: ['INBOX'], remove: ['TRASH', 'SPAM'].filter((l) => labels.includes(l)) }),
     ),
 });

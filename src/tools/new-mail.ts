@@ -244,13 +244,10 @@ export const listNewMail = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "INBOX messages that arrived above this account's mark, oldest first, one line each (up to `limit`, and no more than fit in about 20,000 characters; `more` says when some wait). The mark moves only with mark_handled, so the same mail is listed until it is marked. IMAP: by UID (a renumbered INBOX is listed again, less mail already decided, and the result says so); Gmail: by arrival time.",
+    "INBOX messages above this account's mark, oldest first, one line each (up to `limit` and about 20,000 characters; `more` says when some wait). Only mark_handled moves the mark, so mail is listed until marked. IMAP: by UID (a renumbered INBOX is listed again, less mail already decided, and says so); Gmail: by arrival time.",
   input: z.strictObject({
     limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
-    snippets: z
-      .boolean()
-      .default(false)
-      .describe("add each message's snippet (about 150 characters a line more)"),
+    snippets: z.boolean().default(false).describe('add snippets (~150 characters a line)'),
   }),
   output: z.object({
     mark: markSchema,
@@ -357,7 +354,7 @@ export const markHandled = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Move this account's new-mail mark so list_new_mail stops listing everything up to and including one message: `uid` (IMAP) or `messageId`. A uid at or above INBOX's UIDNEXT is refused (it would hide mail not yet arrived), and so is a mark that goes backwards unless allowBackwards is true. Changes no mail.",
+    "Move this account's new-mail mark past one message (`uid` on IMAP, or `messageId`) so list_new_mail stops listing it and all before it. Refused: a uid at or above INBOX's UIDNEXT (would hide mail not yet arrived), or a backwards move without allowBackwards. Changes no mail.",
   input: z.strictObject({
     uid: z.number().int().min(1).max(0xffffffff).optional().describe('IMAP: INBOX UID from list_new_mail'),
     messageId: z.string().min(1).max(256).optional(),

@@ -90,7 +90,7 @@ export const listSenderRules = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Show this account's sender rules from policy.json (senderRules): the addresses and domains whose inbox mail the server itself archives or moves to spam (a domain covers itself and its subdomains; an address matches exactly), how often a serving server applies them (sweepRulesEveryMinutes; 0: not on its own), and the policy file's path. Rules change only by editing policy.json: no tool edits them. Rule moves still pass the write policy (inbox-only, protected correspondents, no sender) and do not count toward the daily cap.",
+    "This account's sender rules (policy.json senderRules): addresses and domains whose inbox mail the server itself archives or moves to spam (a domain covers its subdomains; an address matches exactly), how often a serving server applies them (sweepRulesEveryMinutes; 0: never on its own), and the policy file's path. Only editing policy.json changes them. Rule moves pass the write policy; the daily cap does not count them.",
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),

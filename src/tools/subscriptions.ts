@@ -120,7 +120,7 @@ export const listUnsubscribe = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "How a thread's sender offers to unsubscribe, from the newest message that carries List-Unsubscribe (a reply at the end of a newsletter thread does not hide it): https and mailto URIs, and whether RFC 8058 one-click is offered on that same message (only then can unsubscribe act). Without any header, unsubscribe-looking links in the body are listed as bodyCandidates: for the human, never fetched, never accepted by unsubscribe.",
+    "How a thread's sender offers to unsubscribe, from its newest message with List-Unsubscribe (a later reply does not hide it): https and mailto URIs, and whether that message offers RFC 8058 one-click (only then can unsubscribe act). Without the header, unsubscribe-looking body links are bodyCandidates: for the human only, never fetched or accepted by unsubscribe.",
   input: z.strictObject({ threadId: z.string().min(1).max(256) }),
   output: z.object({
     threadId: z.string(),

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { invalidInput } from '../mail/errors.js';
+import { MailError, invalidInput } from '../mail/errors.js';
 import type { Authentication } from '../mail/auth-results.js';
 import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from '../mail/vocabulary.js';
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { EMPTY_BODY_REASONS, HIDDEN_REASONS } from '../mail/body-notes.js';
-import type { MailMessage } from '../mail/types.js';
+import type { Label, MailMessage } from '../mail/types.js';
 import { defineTool, fenceOrEmpty } from './define.js';
 import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
@@ -136,6 +136,41 @@ async function fetchBodyParts(ctx: ToolContext, messages: readonly MailMessage[]
   }
 }
 
+/** Reading options get_thread and get_message share. */
+const readShape = {
+  bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
+  maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
+  includeHidden: z
+    .boolean()
+    .default(false)
+    .describe('with bodies: full, also return the hidden HTML text (hiddenText.pieces), fenced and labelled'),
+};
+
+interface ReadArgs {
+  bodies: 'full' | 'text' | 'new' | 'none';
+  maxBodyChars: number;
+  includeHidden: boolean;
+}
+
+/** The one per-message rendering get_thread and get_message share: body parts fetched, then fenced. */
+async function viewMessages(
+  ctx: ToolContext,
+  messages: readonly MailMessage[],
+  args: ReadArgs,
+  /** Started by the caller alongside its read (one labels.list, then cached a minute). */
+  labelsRead: Promise<Map<string, Label>>,
+): Promise<MessageView[]> {
+  const { viewMessage } = await mailReaders();
+  const labels = await labelsRead;
+  if (args.bodies !== 'none') await fetchBodyParts(ctx, messages);
+  // Gmail's receiving server is mx.google.com; an IMAP account trusts only the authserv-id its
+  // configuration names (accounts add --authserv-id), and without one every message is unchecked.
+  const authservId = ctx.mailbox.trustedAuthservId;
+  return messages.map((m) =>
+    fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId, args.includeHidden), ctx.fence),
+  );
+}
+
 export const getThread = defineTool({
   name: 'get_thread',
   title: 'Read a thread',
@@ -145,16 +180,11 @@ export const getThread = defineTool({
     "Read a thread's messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.",
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
-    bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
+    bodies: readShape.bodies,
     lastN: z.number().int().min(1).max(100).optional().describe('only the newest N messages'),
     afterMessageId: z.string().min(1).max(256).optional().describe('only messages after this one'),
-    maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
-    includeHidden: z
-      .boolean()
-      .default(false)
-      .describe(
-        'with bodies: full, also return the hidden HTML text (hiddenText.pieces), fenced and labelled',
-      ),
+    maxBodyChars: readShape.maxBodyChars,
+    includeHidden: readShape.includeHidden,
   }),
   output: z.object({
     threadId: z.string(),
@@ -166,11 +196,10 @@ export const getThread = defineTool({
   async handle(ctx, args) {
     if (args.includeHidden && args.bodies !== 'full')
       throw invalidInput('includeHidden', 'includeHidden needs bodies: "full"');
-    const { header, viewMessage } = await mailReaders();
-    const [thread, labels] = await Promise.all([
-      ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal }),
-      labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
-    ]);
+    const { header } = await mailReaders();
+    const labels = labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal);
+    labels.catch(() => undefined);
+    const thread = await ctx.mailbox.getThread(args.threadId, { format: 'full', signal: ctx.signal });
     let messages = thread.messages;
     if (args.afterMessageId !== undefined) {
       const at = messages.findIndex((m) => m.id === args.afterMessageId);
@@ -182,22 +211,48 @@ export const getThread = defineTool({
       messages = messages.slice(at + 1);
     }
     if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
-    if (args.bodies !== 'none') await fetchBodyParts(ctx, messages);
     const first = thread.messages[0];
-    // Gmail's receiving server is mx.google.com; an IMAP account trusts only the authserv-id its
-    // configuration names (accounts add --authserv-id), and without one every message is unchecked.
-    const authservId = ctx.mailbox.trustedAuthservId;
     return {
       threadId: thread.id,
       subject: ctx.fence.wrap(first ? header(first.headers, 'Subject') : ''),
       messageCount: thread.messages.length,
       omittedMessages: thread.messages.length - messages.length,
-      messages: messages.map((m) =>
-        fenced(
-          viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId, args.includeHidden),
-          ctx.fence,
-        ),
-      ),
+      messages: await viewMessages(ctx, messages, args, labels),
     };
+  },
+});
+
+/** The message, by messages.get where the provider has it, else from its thread. */
+async function readMessage(ctx: ToolContext, messageId: string): Promise<MailMessage> {
+  const options = { format: 'full' as const, signal: ctx.signal };
+  if (ctx.mailbox.getMessage) return ctx.mailbox.getMessage(messageId, options);
+  const { threadId } = await ctx.mailbox.getMessageLabels(messageId, ctx.signal);
+  const thread = await ctx.mailbox.getThread(threadId, options);
+  const m = thread.messages.find((x) => x.id === messageId);
+  if (m === undefined)
+    throw new MailError('not_found', `message ${messageId.slice(0, 40)} is no longer in its thread`);
+  return m;
+}
+
+export const getMessage = defineTool({
+  name: 'get_message',
+  title: 'Read one message',
+  tier: 'read',
+  access: 'read',
+  description:
+    'Read one message by id (from search, get_thread or list_new_mail) with the fields get_thread gives each message; bodies as in get_thread. Reading never marks mail read.',
+  input: z.strictObject({
+    messageId: z.string().min(1).max(256),
+    ...readShape,
+  }),
+  output: z.object({ threadId: z.string(), message: messageView }),
+  async handle(ctx, args) {
+    if (args.includeHidden && args.bodies !== 'full')
+      throw invalidInput('includeHidden', 'includeHidden needs bodies: "full"');
+    const labels = labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal);
+    labels.catch(() => undefined);
+    const m = await readMessage(ctx, args.messageId);
+    const [view] = await viewMessages(ctx, [m], args, labels);
+    return { threadId: m.threadId, message: view as MessageView };
   },
 });

@@ -117,7 +117,7 @@ export const triageDigest = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'A structure for deciding what to do with the threads matching a query (default in:inbox, at most maxThreads), not a list of them: top senders with their signals, label and age buckets, unread (live labels) and attachment counts, and how many threads carry each signal (newsletter, automated, calendar, replyToMismatch, displayNameSpoof, lookalikeDomain). Each bucket names at most 3 example threadIds. One metadata read per thread, plus a full read only where the top-level MIME type can hide attachments or an invite (readParts: false skips those; notJudged counts them).',
+    'An overview for deciding what to do with the threads matching a query (default in:inbox, at most maxThreads), not a list: top senders with signals, label and age buckets, unread (live labels) and attachment counts, threads per signal. Each bucket names up to 3 example threadIds. One metadata read per thread, plus a full read where the MIME type can hide attachments or an invite (readParts: false skips those; notJudged counts them).',
   input: z.strictObject({
     query: z.string().max(2000).default('in:inbox').describe('Gmail search query'),
     maxThreads: z.number().int().min(1).max(500).default(200),
@@ -250,7 +250,7 @@ export const followUps = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "awaitingReply: threads where you wrote last, olderThanDays or more ago (within withinDays), to someone else, and nobody answered (notes to yourself do not count; neither do auto-replies). awaitingYou: inbox threads whose last message is a person asking you something (not a list, not a robot). Judged on each thread's last message and live labels, so stale index hits are corrected and counted. Mail asking for a reply that looks spoofed is setAside, never listed as waiting. Newest first.",
+    "awaitingReply: threads you wrote last, olderThanDays or more ago (within withinDays), to someone else, unanswered (notes to yourself and auto-replies do not count). awaitingYou: inbox threads whose last message is a person asking you something (not a list or robot). Judged on each thread's last message and live labels; stale index hits are corrected and counted. Spoofed-looking requests are setAside, never listed. Newest first.",
   input: z.strictObject({
     olderThanDays: z.number().int().min(0).max(365).default(3),
     withinDays: z.number().int().min(1).max(366).default(30).describe('look back this far for both lists'),

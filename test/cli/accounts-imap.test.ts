@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendMessage, startDovecot } from '../../src/sandbox/imap/index.js';
 import type { DovecotServer } from '../../src/sandbox/imap/index.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** `mailwarden accounts add --imap`, `accounts list/remove` and `check` as the built bin, against a real Dovecot. */
 
@@ -43,7 +43,7 @@ function run(dir: string, args: string[], input?: string, extra: Record<string, 
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
 }
 
-const configDir = (): string => mkdtempSync(join(tmpdir(), 'mailwarden-imap-cli-'));
+const configDir = (): string => tempDir('mailwarden-imap-cli-');
 const PASSPHRASE = { MAILWARDEN_TOKEN_PASSPHRASE: 'cli test passphrase' };
 
 function bridgeArgs(name: string, ...more: string[]): string[] {

@@ -7,6 +7,7 @@ import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { envelopeOf } from './envelope.js';
+import { removeAfterFile } from './temp.js';
 import type { Envelope } from './envelope.js';
 
 export const MAIN = resolve(import.meta.dirname, '../../dist/bundle/main.js');
@@ -64,7 +65,7 @@ export function writeTestPolicy(configDir: string, policy: Record<string, unknow
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const sandbox =
     options.existingSandbox ?? (await Sandbox.start({ users: [demoCorpus()], ...options.sandbox }));
-  const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-test-');
+  const configDir = removeAfterFile(sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-test-'));
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
   writeTestPolicy(configDir, options.policy);
   await options.beforeSpawn?.(configDir);

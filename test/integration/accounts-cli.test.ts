@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 const exec = promisify(execFile);
 let sandboxUrl = '';
@@ -36,7 +36,7 @@ describe('mailwarden accounts', () => {
     const sandbox = await Sandbox.start({ users: [demoCorpus()] });
     sandboxUrl = sandbox.url;
     const homeToken = sandbox.issueRefreshToken(DEMO_ADDRESS, ['gmail.readonly']);
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-accounts-cli-'));
+    const dir = tempDir('mailwarden-accounts-cli-');
     expect((await run(dir, ['list'])).out).toContain('No accounts registered');
     mkdirSync(join(dir, 'tokens'));
     for (const name of ['work', 'home'])

@@ -1,5 +1,4 @@
-import { existsSync, readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -14,6 +13,7 @@ import type { SeedUser } from '../../src/sandbox/index.js';
 import { defineTool } from '../../src/tools/define.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 const WORK = 'pat@work.example';
 const HOME = 'pat@home.example';
@@ -56,7 +56,7 @@ interface Setup {
 
 async function setup(): Promise<Setup> {
   const sandbox = await Sandbox.start({ users: [seed(WORK, [1, 3, 5]), seed(HOME, [2, 4])] });
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-accounts-'));
+  const dir = tempDir('mailwarden-accounts-');
   const { clientId, clientSecret } = sandbox.oauthClient;
   writeFileSync(
     join(dir, 'credentials.json'),
@@ -331,13 +331,16 @@ describe('per-account tiers and the accounts tier (in-process runtime)', () => {
     });
   });
 
-  it('add_account only registers an account that is already signed in', async () => {
+  it('add_account registers a token signed in on the machine without a new sign-in', async () => {
+    // No token yet: a sign-in starts, and this client (no URL elicitation) gets its URL.
     const missing = await client.call('add_account', { name: 'spare' });
-    expect(err(missing).code).toBe('not_authorized');
-    expect(err(missing).message).toContain('mailwarden auth --account spare');
+    expect(missing.structured).toMatchObject({ status: 'pending' });
+    expect((missing.structured as { signInUrl: string }).signInUrl).toContain('/o/oauth2/v2/auth?');
+    expect(readFileSync(join(s.dir, 'accounts.json'), 'utf8')).not.toContain('spare');
     writeFileSync(join(s.dir, 'tokens', 'spare.json'), JSON.stringify({ refresh_token: s.tokens.work }));
     const added = await client.call('add_account', { name: 'Spare', alias: 'sp', tiers: ['read'] });
     expect(added.structured).toMatchObject({
+      status: 'added',
       account: { name: 'spare', alias: 'sp', address: WORK, tiers: ['read'], default: false },
     });
     const listed = (await client.call('list_accounts', {})).structured as {

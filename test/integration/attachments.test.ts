@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { startStack } from '../helpers/stack.js';
 import type { Stack } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 interface Entry {
   name: string;
@@ -45,7 +45,7 @@ const tid = (key: string) => stack.sandbox.threadIdForKey(DEMO_ADDRESS, key);
 
 beforeAll(async () => {
   stack = await startStack();
-  downloadDir = mkdtempSync(join(tmpdir(), 'mailwarden-downloads-'));
+  downloadDir = tempDir('mailwarden-downloads-');
   withDir = await startStack({
     existingSandbox: stack.sandbox,
     env: { MAILWARDEN_DOWNLOAD_DIR: downloadDir },
@@ -167,7 +167,7 @@ describe('download_attachment and export_thread', () => {
   });
 
   it('save the attachment bytes, never overwriting, never through a planted symlink, and log it', async () => {
-    const outside = mkdtempSync(join(tmpdir(), 'mailwarden-outside-'));
+    const outside = tempDir('mailwarden-outside-');
     symlinkSync(join(outside, DEMO_FACTS.dmarcFiles.zip), join(downloadDir, DEMO_FACTS.dmarcFiles.zip));
     const args = { threadId: tid(DEMO_FACTS.keys.dmarcZip), filename: DEMO_FACTS.dmarcFiles.zip };
     const one = await withDir.call('download_attachment', args);

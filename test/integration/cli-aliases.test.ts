@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
@@ -8,6 +7,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { readTokenFile, writeToken } from '../../src/store/tokens.js';
 import { MAIN } from '../helpers/stack.js';
 import { credentialsFor, makeConfigDir, startSandbox } from '../store/oauth-helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /* Issue 9 item 5: the CLI does what it says. Every case spawns the built bin. */
 
@@ -49,7 +49,7 @@ function cli(args: string[], env: Record<string, string>, killAfterMs = 60_000):
 }
 
 function emptyDir(): string {
-  return mkdtempSync(join(tmpdir(), 'mailwarden-cli-'));
+  return tempDir('mailwarden-cli-');
 }
 
 const envFor = (dir: string, extra: Record<string, string> = {}): Record<string, string> => ({

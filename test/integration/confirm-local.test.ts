@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import type { ConfirmMode } from '../../src/policy/confirm.js';
 import type { Mailbox } from '../../src/providers/mailbox.js';
 import { confirmChange, defineTool } from '../../src/tools/define.js';
 import { envelopeOf } from '../helpers/envelope.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
  * ctx.confirm as other tools use it (unsubscribe, large bulk changes), through the real MCP
@@ -88,7 +88,7 @@ async function setup(
   mode: ConfirmMode,
   answer?: { action: 'accept' | 'decline'; content?: Record<string, string | number | boolean | string[]> },
 ): Promise<Setup> {
-  const logPath = join(mkdtempSync(join(tmpdir(), 'mailwarden-confirm-local-')), 'action-log.jsonl');
+  const logPath = join(tempDir('mailwarden-confirm-local-'), 'action-log.jsonl');
   const server = createMcpServer({
     tools: [probe, writesFirst, asksTwice],
     tiers: new Set(['read', 'manage']),

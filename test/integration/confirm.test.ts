@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -12,6 +11,7 @@ import { envelopeOf } from '../helpers/envelope.js';
 import type { Envelope } from '../helpers/envelope.js';
 import { MAIN } from '../helpers/stack.js';
 import type { Protocol } from '../helpers/stack.js';
+import { removeAfterFile, tempDir } from '../helpers/temp.js';
 
 /**
  * Confirmations through MCP elicitation, with the real SDK client against the built server, in
@@ -43,7 +43,7 @@ async function connect(
   protocol: Protocol,
   options: { elicit: boolean; env?: Record<string, string>; autoFulfill?: boolean },
 ): Promise<Conn> {
-  const configDir = sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-confirm-');
+  const configDir = removeAfterFile(sandboxConfigDir(sandbox, DEMO_ADDRESS, 'mailwarden-confirm-'));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],
@@ -209,7 +209,11 @@ for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
 describe('an unknown MAILWARDEN_CONFIRM', () => {
   it('stops the server at start, naming the variable, before any change could be made', () => {
     const r = spawnSync(process.execPath, [MAIN], {
-      env: { PATH: process.env['PATH'] ?? '', MAILWARDEN_CONFIRM: 'maybe', MAILWARDEN_CONFIG_DIR: tmpdir() },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        MAILWARDEN_CONFIRM: 'maybe',
+        MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-confirm-env-'),
+      },
       input: '',
       encoding: 'utf8',
       timeout: 30_000,

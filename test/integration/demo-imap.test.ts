@@ -1,15 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /* `mailwarden demo --imap` on a fresh config: the tour on a throwaway Dovecot, end to end. */
 
 const run = (args: string[], path = process.env['PATH'] ?? '') => {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-demo-imap-'));
+  const dir = tempDir('mailwarden-demo-imap-');
   return spawnSync(process.execPath, [MAIN, 'demo', ...args], {
     env: { PATH: path, HOME: dir, MAILWARDEN_CONFIG_DIR: dir },
     encoding: 'utf8',

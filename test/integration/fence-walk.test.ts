@@ -1,6 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shownAs } from '../../src/mail/fence-format.js';
 import { unfence } from '../../src/mcp/untrusted.js';
@@ -18,6 +16,7 @@ import {
   outsideFences,
   unclean,
 } from '../helpers/marked-mail.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * DESIGN: every string in a result that came from a message is fenced; only strings the server
@@ -57,7 +56,7 @@ function expectFenced(tool: string, r: CallOutcome, minMarks = 1): void {
 }
 
 beforeAll(async () => {
-  downloadDir = mkdtempSync(join(tmpdir(), 'mailwarden-fence-walk-'));
+  downloadDir = tempDir('mailwarden-fence-walk-');
   stack = await startStack({ env: { MAILWARDEN_DOWNLOAD_DIR: downloadDir } });
   historyId = (await stack.call('get_profile')).structured['historyId'] as string;
   const auth = {
@@ -165,6 +164,38 @@ describe('every mail-made string is fenced', () => {
     expectFenced('export_thread', await stack.call('export_thread', { threadId }), 2);
   });
 
+  it('get_message bodies full', async () => {
+    const t = await stack.call('get_thread', { threadId, bodies: 'none' });
+    const messageId = (t.structured['messages'] as Array<{ id: string }>)[0]?.id;
+    expectFenced('get_message', await stack.call('get_message', { messageId, bodies: 'full' }), 5);
+  });
+
+  it('format "text": the readable copy holds mail text only inside the fence', async () => {
+    const t = await stack.call('get_thread', { threadId, bodies: 'none' });
+    const messageId = (t.structured['messages'] as Array<{ id: string }>)[0]?.id;
+    const recent = { query: 'newer_than:1d' };
+    const calls: Array<[string, Record<string, unknown>, boolean]> = [
+      ['search', recent, true],
+      ['get_thread', { threadId, bodies: 'full' }, true],
+      ['get_message', { messageId, bodies: 'full' }, true],
+      ['triage_digest', recent, true],
+      ['list_subscriptions', recent, true],
+      ['list_new_mail', {}, false],
+      ['follow_ups', {}, false],
+      ['list_labels', {}, false],
+      ['list_snoozed', {}, false],
+      ['count_moves', {}, false],
+    ];
+    for (const [tool, args, seen] of calls) {
+      const r = await stack.call(tool, { ...args, format: 'text' });
+      expect(r.isError, `${tool}: ${r.text}`).toBe(false);
+      const nonce = nonceOf(r);
+      expect(/z\s*q\s*x/i.test(outsideFences(r.text, nonce)), `${tool} text format`).toBe(false);
+      if (seen) expect(/z\s*q\s*x/i.test(r.text), `${tool}: the mail was shown`).toBe(true);
+      expect(leaks(r.structured, nonce), tool).toEqual([]);
+    }
+  });
+
   it('walks every read tool the server lists (a new read tool must join the walk)', async () => {
     for (const tool of ['get_profile', 'list_labels', 'list_accounts', 'list_sender_rules', 'count_moves'])
       await walk(tool);
@@ -192,6 +223,8 @@ describe('nothing a person cannot see reaches a result, and single-line fields s
     ['unsubscribe', { dryRun: true }],
     ['download_attachment', { filename: shownAs(hideInMarks(MARKED.textAttachment)) }],
     ['export_thread', {}],
+    ['search', { query: 'newer_than:1d', format: 'text' }],
+    ['get_thread', { bodies: 'full', format: 'text' }],
   ];
   for (const [tool, args] of calls) {
     it(`${tool} ${JSON.stringify(args)}`, async () => {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { startStack } from '../helpers/stack.js';
 import type { Stack } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Issue 10, classes 3 and 7 through the real server: what a result shows is what is there —
@@ -33,7 +33,7 @@ const INVISIBLE_SUBJECT =
 const INVISIBLE_BODY = 'line one\u2028line two\u2029line three\r\nfour\u0085five\u000Csix\u200B\u2060';
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailwarden-files-urls-'));
+  dir = tempDir('mailwarden-files-urls-');
   stack = await startStack({ env: { MAILWARDEN_DOWNLOAD_DIR: dir } });
   const deliver = (raw: string): string => stack.sandbox.deliver(DEMO_ADDRESS, raw, ['INBOX']).threadId;
   newsletter = deliver(

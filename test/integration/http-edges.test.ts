@@ -1,20 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** HTTP edges of `mailwarden http`, against the built server as a user starts it. */
 
 const TOKEN = 'edges-token-0123456789abcdef0123456789abcdef';
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-edges-'));
+  const dir = tempDir('mailwarden-edges-');
   return { HOME: dir, MAILWARDEN_CONFIG_DIR: dir, MAILWARDEN_TOKEN: TOKEN, ...extra };
 }
 

@@ -10,6 +10,7 @@ import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
 import { connectClient, startHttp } from '../helpers/interop.js';
+import { removeAfterFile } from '../helpers/temp.js';
 import type { AnyClient, HttpProcess } from '../helpers/interop.js';
 import { writeTestPolicy } from '../helpers/stack.js';
 
@@ -98,7 +99,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 
 beforeAll(async () => {
   sandbox = await Sandbox.start({ users: [manyThreads()] });
-  dir = sandboxConfigDir(sandbox, USER, 'mailwarden-sessions-');
+  dir = removeAfterFile(sandboxConfigDir(sandbox, USER, 'mailwarden-sessions-'));
   writeTestPolicy(dir, undefined);
   ask = await startHttp(env({ MAILWARDEN_CONFIRM: 'ask' }));
 });

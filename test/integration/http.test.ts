@@ -1,15 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { MAIN } from '../helpers/stack.js';
 import type { Protocol } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
 
@@ -21,7 +19,7 @@ interface Served {
 }
 
 function baseEnv(extra: Record<string, string>): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-http-'));
+  const dir = tempDir('mailwarden-http-');
   return { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir, ...extra };
 }
 

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/mail/errors.js';
@@ -9,6 +8,7 @@ import type { SeedUser } from '../../src/sandbox/index.js';
 import { CLIENT_KINDS, WIRES, connectClient, startHttp } from '../helpers/interop.js';
 import type { AnyClient, Envelope, HttpProcess, Outcome, ServerTarget } from '../helpers/interop.js';
 import { RELAXED_POLICY } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
  * The interop matrix: SDK v1 (1.32) and SDK v2 in both protocol revisions, over stdio and
@@ -64,7 +64,7 @@ const tid = (key: string): string => sandbox.threadIdForKey(DEMO_ADDRESS, key);
  * read (a directory where the file should be).
  */
 function writeConfig(): string {
-  const d = mkdtempSync(join(tmpdir(), 'mailwarden-interop-'));
+  const d = tempDir('mailwarden-interop-');
   const { clientId, clientSecret } = sandbox.oauthClient;
   writeFileSync(
     join(d, 'credentials.json'),
@@ -298,6 +298,10 @@ for (const kind of CLIENT_KINDS) {
           expect.arrayContaining(['search', 'get_thread', 'create_filter', 'archive']),
         );
         for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
+        // Shapes repeated in one output schema are shared through $defs; the calls below validate
+        // results through those $refs (get_thread, list_filters, modify_labels, create_filter).
+        for (const name of ['get_thread', 'list_filters', 'modify_labels', 'create_filter'])
+          expect(JSON.stringify(tools.find((t) => t.name === name)?.outputSchema), name).toContain('"$ref"');
       });
 
       it('successful results pass the client’s outputSchema validation', async () => {

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
@@ -8,6 +7,7 @@ import { appendMessage, recreateMailbox } from '../../src/sandbox/imap/index.js'
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * The sweep loop's new-mail reads through the real server, on the Gmail sandbox and both Dovecot
@@ -246,7 +246,7 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('new mail on %s', (k
     expect(nothing.status, nothing.stdout + nothing.stderr).toBe(1);
     expect(JSON.parse(nothing.stdout)).toMatchObject({ wake: false, found: 0 });
     await deliver(b, `nm-d-${kind}`, 'For the gate');
-    const topicFile = join(mkdtempSync(join(tmpdir(), 'mailwarden-topic-')), 'topic');
+    const topicFile = join(tempDir('mailwarden-topic-'), 'topic');
     const wake = await run(env, ['--topic-file', topicFile]);
     expect(wake.status, wake.stdout + wake.stderr).toBe(0);
     const answer = JSON.parse(wake.stdout) as { wake: boolean; found: number; topic: string };
@@ -292,7 +292,7 @@ describe("the README's gate line, as written", () => {
     const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
     const line = /\n(mailwarden check-new-mail --demo [^\n]*)\n/.exec(readme)?.[1];
     expect(line).toBeDefined();
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-readme-'));
+    const dir = tempDir('mailwarden-readme-');
     const bin = join(dir, 'bin');
     mkdirSync(bin);
     writeFileSync(join(bin, 'mailwarden'), `#!/bin/sh\nexec "${process.execPath}" "${MAIN}" "$@"\n`, {

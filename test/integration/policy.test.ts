@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
@@ -8,6 +7,7 @@ import { appendMessage } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * The write policy on every provider, through the real server: the daily cap counted from the
@@ -166,7 +166,7 @@ describe('a bad policy.json stops the server, naming the field', () => {
     [{ accounts: { work: { protectCorrespondents: 'yes' } } }, 'accounts.work.protectCorrespondents'],
   ] as const) {
     it(`${field}`, () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mailwarden-policy-'));
+      const dir = tempDir('mailwarden-policy-');
       writeFileSync(join(dir, 'policy.json'), JSON.stringify(policy));
       const r = spawnSync(process.execPath, [MAIN, '--demo'], {
         env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir },

@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,6 +8,7 @@ import type { ServerRuntime } from '../../src/mcp/server.js';
 import { ActionLog } from '../../src/policy/action-log.js';
 import type { Mailbox } from '../../src/providers/mailbox.js';
 import { defineTool } from '../../src/tools/define.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
  * The 2025-11-25 sessions of the HTTP server, in process and over real loopback HTTP: how one
@@ -54,7 +53,7 @@ function runtime(): ServerRuntime {
     tools: [echo, wait],
     tiers: new Set(['read']),
     mailbox: () => Promise.resolve(stub),
-    actionLog: new ActionLog(join(mkdtempSync(join(tmpdir(), 'mailwarden-sessions-')), 'log.jsonl')),
+    actionLog: new ActionLog(join(tempDir('mailwarden-sessions-'), 'log.jsonl')),
     clock: systemClock,
     log: { info: () => undefined, warn: () => undefined },
     version: 'test',

@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeHttpsTransport } from '../../src/net/transport.js';
 import type { PinnedRequest } from '../../src/net/transport.js';
+import { tempDir } from '../helpers/temp.js';
 
 // The production transport against a local TLS server: the host name below is not in any DNS,
 // so a connection that arrives proves the socket went to the pinned address, not to a lookup.
@@ -26,7 +26,7 @@ function haveOpenssl(): boolean {
 
 /** A fresh self-signed certificate for HOST (EC P-256, one day). */
 function makeCert(): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-tls-'));
+  const dir = tempDir('mailwarden-tls-');
   const key = join(dir, 'k.pem');
   const crt = join(dir, 'c.pem');
   execFileSync(
@@ -56,7 +56,7 @@ interface Seen {
   closedEarly: boolean;
 }
 
-describe.skipIf(!haveOpenssl())('node:https transport pinned to the vetted address', () => {
+describe.skipIf(!haveOpenssl())('node:https transport pinned to the vetted address (needs openssl)', () => {
   let server: Server;
   let port = 0;
   let cert = '';

@@ -1,21 +1,13 @@
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MailError } from '../../src/mail/errors.js';
 import type { Mailbox, MessageLabels } from '../../src/providers/mailbox.js';
 import { ActionLog } from '../../src/policy/action-log.js';
 import { loggedMailbox } from '../../src/policy/logged-mailbox.js';
+import { tempDir } from '../helpers/temp.js';
 
-const tmp = (): string => mkdtempSync(join(tmpdir(), 'mailwarden-log-'));
+const tmp = (): string => tempDir('mailwarden-log-');
 const lines = (path: string): Array<Record<string, unknown>> =>
   readFileSync(path, 'utf8')
     .trim()

@@ -1,18 +1,18 @@
-import { appendFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ActionLog } from '../../src/policy/action-log.js';
 import { moveRecord } from '../../src/policy/move-cap.js';
 import type { MoveRecordInput } from '../../src/policy/move-cap.js';
 import { addDays, countMoves, dayStart } from '../../src/policy/move-counts.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TZ = 'Europe/Berlin';
 const RANGE = { from: '2026-06-15', to: '2026-06-18' };
 
 let log: ActionLog;
 beforeEach(() => {
-  log = new ActionLog(join(mkdtempSync(join(tmpdir(), 'mailwarden-counts-')), 'action-log.jsonl'));
+  log = new ActionLog(join(tempDir('mailwarden-counts-'), 'action-log.jsonl'));
 });
 
 const rec = (over: Partial<MoveRecordInput>) =>

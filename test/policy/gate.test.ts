@@ -1,5 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/mail/clock.js';
@@ -11,6 +10,7 @@ import type { CorrespondentMailbox } from '../../src/policy/correspondents.js';
 import { createGate, filePolicyStore } from '../../src/policy/gate.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../../src/policy/gate.js';
 import { effectivePolicy, parsePolicy } from '../../src/policy/write-policy.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The MailError a promise rejects with (fails the test if it resolves or throws something else). */
 async function rejected(p: Promise<unknown>): Promise<MailError> {
@@ -33,7 +33,7 @@ let log: ActionLog;
 let clock: ManualClock;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'mailwarden-gate-'));
+  dir = tempDir('mailwarden-gate-');
   log = new ActionLog(join(dir, 'action-log.jsonl'));
   clock = new ManualClock(NOW);
 });

@@ -1,11 +1,11 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MailError } from '../../src/mail/errors.js';
 import { ActionLog } from '../../src/policy/action-log.js';
 import { moveRecord, movesToday, remainingToday } from '../../src/policy/move-cap.js';
 import type { MoveRecordInput } from '../../src/policy/move-cap.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TZ = 'Europe/Berlin';
 // 10:00 in Berlin (CEST, UTC+2) on 18 June 2026.
@@ -13,7 +13,7 @@ const NOW = Date.parse('2026-06-18T08:00:00Z');
 
 let log: ActionLog;
 beforeEach(() => {
-  log = new ActionLog(join(mkdtempSync(join(tmpdir(), 'mailwarden-cap-')), 'action-log.jsonl'));
+  log = new ActionLog(join(tempDir('mailwarden-cap-'), 'action-log.jsonl'));
 });
 
 const rec = (over: Partial<MoveRecordInput> = {}) =>
@@ -135,7 +135,7 @@ describe('a damaged log stops moves', () => {
   });
 
   it('an unreadable log stops moves', async () => {
-    const dirAsLog = new ActionLog(mkdtempSync(join(tmpdir(), 'mailwarden-cap-dir-')));
+    const dirAsLog = new ActionLog(tempDir('mailwarden-cap-dir-'));
     const e = await stoppedBy(movesToday(dirAsLog, 'work', NOW, TZ));
     expect(e.message).toContain('cannot be read');
   });

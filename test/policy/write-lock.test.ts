@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailError } from '../../src/mail/errors.js';
 import { withWriteLock, writeLockPath } from '../../src/policy/write-lock.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
  * Real processes, as in production: the lock module bundled the way the bin is (esbuild, ESM,
@@ -19,7 +19,7 @@ let bundleDir: string | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'mailwarden-lock-'));
+  work = tempDir('mailwarden-lock-');
   // Inside the repo (.tmp is ignored), so the one external package resolves from node_modules.
   const repo = join(import.meta.dirname, '../..');
   mkdirSync(join(repo, '.tmp'), { recursive: true });

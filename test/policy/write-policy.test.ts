@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { policyCommand } from '../../src/cli/policy.js';
@@ -13,6 +12,7 @@ import {
   parsePolicy,
   senderRuleMatches,
 } from '../../src/policy/write-policy.js';
+import { tempDir } from '../helpers/temp.js';
 
 function fails(json: unknown): MailError {
   try {
@@ -25,7 +25,7 @@ function fails(json: unknown): MailError {
 }
 
 function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-policy-'));
+  const dir = tempDir('mailwarden-policy-');
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }

@@ -3,9 +3,7 @@
  * client: what a provider test relies on must be true of the server, not of our config text.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import tls from 'node:tls';
@@ -25,6 +23,7 @@ import {
 } from '../../src/sandbox/imap/index.js';
 import { guard } from '../../src/sandbox/imap/process.js';
 import type { DovecotServer, SeedReport } from '../../src/sandbox/imap/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 const pin = (s: DovecotServer): tls.ConnectionOptions => ({
   ca: [s.certPem],
@@ -272,7 +271,7 @@ describe('full profile', () => {
   it('a watchdog stops the group and removes the dir when this process is gone', async () => {
     const victim = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
     const pgid = victim.pid ?? 0;
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'mailwarden-guard-'));
+    const dir = tempDir('mailwarden-guard-');
     // abandon() closes our end of the pipe, which is all a dying process does to it.
     guard(pgid, dir).abandon();
     const deadline = Date.now() + 5000;

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,9 +10,10 @@ import {
   setDefaultAccount,
 } from '../../src/store/accounts.js';
 import type { Env } from '../../src/store/config.js';
+import { tempDir } from '../helpers/temp.js';
 
 function env(): Env {
-  return { MAILWARDEN_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'mailwarden-store-')) };
+  return { MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-store-') };
 }
 
 function token(e: Env, name: string): string {

@@ -2,19 +2,18 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ActionLog } from '../../src/policy/action-log.js';
 import { downloadsFor, resolveDownloadDir, sanitizeFileName, withSuffix } from '../../src/store/downloads.js';
 import type { SaveRequest } from '../../src/store/downloads.js';
+import { tempDir } from '../helpers/temp.js';
 
 let root: string;
 let dir: string;
@@ -22,7 +21,7 @@ let outside: string;
 let log: ActionLog;
 
 beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'mailwarden-dl-'));
+  root = tempDir('mailwarden-dl-');
   dir = join(root, 'downloads');
   outside = join(root, 'outside');
   for (const d of [dir, outside]) mkdirSync(d);

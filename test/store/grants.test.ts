@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildRuntime } from '../../src/cli/runtime.js';
@@ -12,6 +11,7 @@ import { loopbackTransport } from '../../src/providers/gmail/transport.js';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import { tiersGrantedAt } from '../../src/store/tokens.js';
+import { tempDir } from '../helpers/temp.js';
 
 const AUTH = 'https://www.googleapis.com/auth/';
 const ALL: ReadonlySet<Tier> = new Set(['read', 'manage', 'filters', 'drafts']);
@@ -31,7 +31,7 @@ describe('narrowing tiers by granted scopes', () => {
   });
 
   it('leaves the tiers alone when there is no token or it does not record its scopes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-grants-'));
+    const dir = tempDir('mailwarden-grants-');
     const path = join(dir, 'tokens', 'default.json');
     expect((await tiersGrantedAt(path, ALL)).tiers).toBe(ALL);
     mkdirSync(join(dir, 'tokens'));
@@ -40,7 +40,7 @@ describe('narrowing tiers by granted scopes', () => {
   });
 
   it('at start-up, a tier the stored token was not granted is not listed', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-grants-'));
+    const dir = tempDir('mailwarden-grants-');
     mkdirSync(join(dir, 'tokens'));
     writeFileSync(
       join(dir, 'tokens', 'default.json'),

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMailError } from '../../src/mail/errors.js';
@@ -12,11 +11,12 @@ import {
 } from '../../src/store/imap-secret.js';
 import { MemoryKeyring } from '../../src/store/keystore.js';
 import type { KeyringBackend } from '../../src/store/keystore.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PASSWORD = 'bridge-pw-Zq8#x';
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  return { MAILWARDEN_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'mailwarden-imap-secret-')), ...extra };
+  return { MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-imap-secret-'), ...extra };
 }
 
 async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {

@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MailError } from '../../src/mail/errors.js';
 import { aboveGmailMark, gmailMarkAt, parseMark } from '../../src/mail/inbox-mark.js';
 import { inboxMarkStore } from '../../src/store/inbox-mark.js';
+import { tempDir } from '../helpers/temp.js';
 
 const STORE_JS = resolve(import.meta.dirname, '../../dist/store/inbox-mark.js');
 
 describe('the new-mail mark file', () => {
   it('round-trips, is 0600 in a 0700 directory, and a missing file means no mark', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'mailwarden-marks-')), 'marks');
+    const dir = join(tempDir('mailwarden-marks-'), 'marks');
     const store = inboxMarkStore(dir);
     expect(await store.read('work')).toBeUndefined();
     const mark = {
@@ -45,7 +45,7 @@ describe('the new-mail mark file', () => {
       '{"version":1,"provider":"imap","account":"work","uidValidity":"x1","uid":1,"decided":[],"updatedAt":"x"}',
     ],
   ])('a hand-damaged file (%s) is internal_error naming the file and what to do', async (_, text) => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-marks-'));
+    const dir = tempDir('mailwarden-marks-');
     writeFileSync(join(dir, 'work.json'), text);
     const err = await inboxMarkStore(dir)
       .read('work')
@@ -57,7 +57,7 @@ describe('the new-mail mark file', () => {
   });
 
   it('a process killed while writing marks leaves a whole mark, never a torn one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailwarden-marks-'));
+    const dir = tempDir('mailwarden-marks-');
     // A writer that rewrites the mark as fast as it can, with a long decided list (a big file).
     const script = `
       const { inboxMarkStore } = await import(${JSON.stringify(STORE_JS)});

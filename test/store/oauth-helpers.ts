@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEMO_ADDRESS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
 import { MAIN } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** Shared by the auth, check and browser tests: a sandbox, a config dir, the built CLI as a child. */
 
@@ -25,7 +25,7 @@ export function credentialsFor(sandbox: Sandbox): unknown {
 
 /** A fresh config dir with the sandbox's Desktop-app client in it (or the given credentials). */
 export function makeConfigDir(sandbox: Sandbox, credentials: unknown = credentialsFor(sandbox)): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-auth-'));
+  const dir = tempDir('mailwarden-auth-');
   if (credentials !== null) writeFileSync(join(dir, 'credentials.json'), JSON.stringify(credentials));
   mkdirSync(join(dir, 'tokens'), { mode: 0o700 });
   return dir;

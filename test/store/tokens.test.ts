@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMailError } from '../../src/mail/errors.js';
@@ -8,6 +7,8 @@ import { KeystoreUnavailable, MemoryKeyring, loadOrCreateKey, osKeyring } from '
 import type { KeyringBackend } from '../../src/store/keystore.js';
 import { chooseProtection, describeProtection, readTokenMeta, writeToken } from '../../src/store/tokens.js';
 import type { NewToken } from '../../src/store/tokens.js';
+import { skipBecause } from '../helpers/skip.js';
+import { tempDir } from '../helpers/temp.js';
 
 const MODIFY = 'https://www.googleapis.com/auth/gmail.modify';
 const token: NewToken = {
@@ -18,7 +19,7 @@ const token: NewToken = {
 };
 
 function configDir(): string {
-  return mkdtempSync(join(tmpdir(), 'mailwarden-tokens-'));
+  return tempDir('mailwarden-tokens-');
 }
 
 async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
@@ -170,7 +171,8 @@ describe('keyring protection (injected in-memory backend)', () => {
 
 describe('the real @napi-rs/keyring backend', () => {
   it('without a platform store, falls back to plaintext (or the passphrase) with a clear message', async (ctx) => {
-    if (!(await realKeyringUnavailable())) ctx.skip();
+    if (!(await realKeyringUnavailable()))
+      skipBecause(ctx, 'this machine has an OS keyring, so the no-keyring fallback cannot be seen');
     const p = await chooseProtection({});
     expect(p.kind).toBe('none');
     const text = describeProtection(p);
@@ -181,7 +183,8 @@ describe('the real @napi-rs/keyring backend', () => {
   });
 
   it('reading a keyring-sealed token where the keyring cannot be reached is not_authorized, not a crash', async (ctx) => {
-    if (!(await realKeyringUnavailable())) ctx.skip();
+    if (!(await realKeyringUnavailable()))
+      skipBecause(ctx, 'this machine has an OS keyring, so the no-keyring fallback cannot be seen');
     const dir = configDir();
     const env = { MAILWARDEN_CONFIG_DIR: dir };
     const keyring = new MemoryKeyring();

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MailError } from '../../src/mail/errors.js';
@@ -12,6 +11,7 @@ import { effectivePolicy, parsePolicy } from '../../src/policy/write-policy.js';
 import type { LabelChange, Mailbox } from '../../src/providers/mailbox.js';
 import type { ToolContext } from '../../src/tools/define.js';
 import { sweepSenderRules } from '../../src/tools/sender-rules.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * sweepSenderRules on a mailbox whose search is as coarse as it can be (every inbox message is a
@@ -83,7 +83,7 @@ function fakeMailbox(mail: Fake[], opts: { failAfter?: number; readBackFails?: b
 let dir: string;
 let log: ActionLog;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'mailwarden-rules-'));
+  dir = tempDir('mailwarden-rules-');
   log = new ActionLog(join(dir, 'action-log.jsonl'));
 });
 
@@ -207,7 +207,7 @@ describe('sweepSenderRules', () => {
       addr: 'moved',
     });
 
-    log = new ActionLog(join(mkdtempSync(join(tmpdir(), 'mailwarden-rules-')), 'action-log.jsonl'));
+    log = new ActionLog(join(tempDir('mailwarden-rules-'), 'action-log.jsonl'));
     const lost = fakeMailbox(structuredClone(MAIL), { failAfter: 0, readBackFails: true });
     const u = await sweepSenderRules(contextFor(lost.mailbox), { dryRun: false });
     expect(u.counts).toMatchObject({ matched: 4, unknown: 4, moved: 0, failed: 0 });

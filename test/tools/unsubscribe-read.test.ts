@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/mail/clock.js';
@@ -14,6 +12,7 @@ import { loopbackTransport } from '../../src/providers/gmail/transport.js';
 import { DEMO_ADDRESS, DEMO_FACTS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 interface Options {
   oneClick: boolean;
@@ -76,7 +75,7 @@ beforeAll(async () => {
     tools: ALL_TOOLS,
     tiers: tiersFromEnv({}),
     mailbox: () => Promise.resolve(mailbox),
-    actionLog: new ActionLog(join(mkdtempSync(join(tmpdir(), 'mailwarden-unsub-read-')), 'log.jsonl')),
+    actionLog: new ActionLog(join(tempDir('mailwarden-unsub-read-'), 'log.jsonl')),
     clock: systemClock,
     log: { info: () => undefined, warn: () => undefined },
     version: 'test',

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/mail/clock.js';
@@ -17,6 +16,7 @@ import { loopbackTransport } from '../../src/providers/gmail/transport.js';
 import { DEMO_ADDRESS, DEMO_FACTS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 // The real tools through an in-process MCP client, on the demo mailbox, with the one thing that
 // would leave the machine (DNS and HTTPS) replaced by an injected resolver and transport.
@@ -111,7 +111,7 @@ function logLines(path: string): Array<Record<string, unknown>> {
 
 beforeAll(async () => {
   sandbox = await Sandbox.start({ users: [demoCorpus()] });
-  dir = mkdtempSync(join(tmpdir(), 'mailwarden-unsub-'));
+  dir = tempDir('mailwarden-unsub-');
 });
 afterAll(async () => {
   await sandbox?.close();

@@ -1,7 +1,15 @@
 import type { Clock } from '../../mail/clock.js';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { GMAIL_AUTHSERV_ID } from '../../mail/vocabulary.js';
-import type { HistoryPage, Label, MailThread, MessageRef, Page, Profile } from '../../mail/types.js';
+import type {
+  HistoryPage,
+  Label,
+  MailMessage,
+  MailThread,
+  MessageRef,
+  Page,
+  Profile,
+} from '../../mail/types.js';
 import type { Tier } from '../../policy/tiers.js';
 import type {
   LabelChange,
@@ -22,6 +30,7 @@ import {
   decodeBase64Url,
   toHistoryPage,
   toLabel,
+  toMailMessage,
   toMailThread,
   toMessageLabels,
   toProfile,
@@ -157,6 +166,18 @@ export class GmailMailbox implements Mailbox {
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     return toMailThread(res ?? {});
+  }
+
+  async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
+    checkId('messageId', messageId);
+    const query: Record<string, string | readonly string[] | undefined> = { format: options.format };
+    if (options.format === 'metadata') query['metadataHeaders'] = options.metadataHeaders;
+    const res = await this.open().call('messages.get', {
+      params: { id: messageId },
+      query,
+      ...withSignal(options.signal),
+    });
+    return toMailMessage(res ?? {});
   }
 
   async getAttachment(messageId: string, attachmentId: string, signal?: AbortSignal): Promise<Uint8Array> {

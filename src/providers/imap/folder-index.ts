@@ -1,5 +1,5 @@
 import type { ImapFlow, StatusObject } from 'imapflow';
-import { examine, fetchCopies, readCopy, searchUids } from './reader.js';
+import { examine, fetchCopies, readCopy, searchUids, syncSelected } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import type { Folder } from './query.js';
 
@@ -127,6 +127,8 @@ export class FolderIndex {
           : statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists }),
       );
     }
+    // The selected folder's numbers are the session's until a NOOP lets the server catch up.
+    await syncSelected(client);
     if (client.capabilities.has('LIST-STATUS')) {
       // One command answers for every folder; later folders of the same call cost nothing.
       // (Views among them are never taken from it: they are asked above.)

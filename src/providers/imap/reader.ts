@@ -52,6 +52,17 @@ export function beginUse(client: ImapFlow): void {
   synced.delete(client);
 }
 
+/**
+ * Lets the server announce what changed in the selected mailbox, once per use: STATUS (and
+ * LIST-STATUS) of the selected mailbox answers from the session's own view of it (Dovecot does),
+ * which a NOOP brings up to date.
+ */
+export async function syncSelected(client: ImapFlow): Promise<void> {
+  if (client.mailbox === false || synced.has(client)) return;
+  await client.noop();
+  synced.add(client);
+}
+
 /** Opens `path` read-only unless it already is the selected mailbox, opened read-only. */
 export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
   const current = client.mailbox;

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import {
 } from '../../../src/providers/imap/tls.js';
 import { appendMessage, startDovecot, startImapProxy } from '../../../src/sandbox/imap/index.js';
 import type { DovecotServer, ImapProxy } from '../../../src/sandbox/imap/index.js';
+import { tempDir } from '../../helpers/temp.js';
 
 /** The transport against a real Dovecot: trust, pooling, timeouts and dropped connections. */
 
@@ -124,7 +124,7 @@ describe('certificate trust', () => {
     expect(viaTls.sha256).toBe(server.certSha256);
     expect(viaStarttls.sha256).toBe(server.certSha256);
     expect(viaTls.pem).toContain('BEGIN CERTIFICATE');
-    const file = join(mkdtempSync(join(tmpdir(), 'mailwarden-pin-')), 'cert.pem');
+    const file = join(tempDir('mailwarden-pin-'), 'cert.pem');
     writeFileSync(file, server.certPem);
     expect((await readPinCertFile(file)).sha256).toBe(server.certSha256);
     await expect(fetchServerCertificate(server.host, server.plainPort, 'insecure-loopback')).rejects.toThrow(
