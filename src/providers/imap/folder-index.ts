@@ -1,5 +1,5 @@
 import type { ImapFlow, StatusObject } from 'imapflow';
-import { examine, fetchCopies, readCopy, searchUids, syncSelected } from './reader.js';
+import { examine, fetchCopies, readCopy, searchUids, syncSelected, unsyncedSelection } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import type { Folder } from './query.js';
 
@@ -127,20 +127,22 @@ export class FolderIndex {
           : statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists }),
       );
     }
-    // The selected folder's numbers are the session's until a NOOP lets the server catch up.
-    await syncSelected(client);
-    if (client.capabilities.has('LIST-STATUS')) {
+    if (client.capabilities.has('LIST-STATUS') && folder.path !== unsyncedSelection(client)) {
       // One command answers for every folder; later folders of the same call cost nothing.
-      // (Views among them are never taken from it: they are asked above.)
+      // (Views among them are never taken from it: they are asked above. Nor is the selected
+      // folder before a NOOP: the server answers for it from the session's own view.)
       const key = `${LISTED}${folder.path}`;
       let listed = recall(key, folder.path);
       if (listed === undefined) {
+        const unsynced = unsyncedSelection(client);
         for (const e of await client.list({ statusQuery: STATUS_QUERY }))
-          remember(`${LISTED}${e.path}`, e.path, statusOf(e.status));
+          if (e.path !== unsynced) remember(`${LISTED}${e.path}`, e.path, statusOf(e.status));
         listed = recall(key, folder.path);
       }
       if (listed !== undefined) return listed;
     }
+    // The selected folder's numbers are the session's until a NOOP lets the server catch up.
+    await syncSelected(client);
     return remember(folder.path, folder.path, statusOf(await client.status(folder.path, STATUS_QUERY)));
   }
 

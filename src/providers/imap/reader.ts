@@ -57,6 +57,11 @@ export function beginUse(client: ImapFlow): void {
  * LIST-STATUS) of the selected mailbox answers from the session's own view of it (Dovecot does),
  * which a NOOP brings up to date.
  */
+/** The selected mailbox's path while its state is not yet synced in this use, else undefined. */
+export function unsyncedSelection(client: ImapFlow): string | undefined {
+  return client.mailbox === false || synced.has(client) ? undefined : client.mailbox.path;
+}
+
 export async function syncSelected(client: ImapFlow): Promise<void> {
   if (client.mailbox === false || synced.has(client)) return;
   await client.noop();
