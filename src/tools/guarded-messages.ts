@@ -1,13 +1,12 @@
 import { mapBounded } from '../mail/async.js';
-import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
-import type { ErrorCode } from '../mail/errors.js';
+import { MailError, isMailError } from '../mail/errors.js';
 import type { MailMessage } from '../mail/types.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
 import type { LabelChange } from '../providers/mailbox.js';
 import { messageItem } from './bulk/policy.js';
-import { confirmChange, readConcurrency } from './define.js';
+import { readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
-import { isOutcomeUnknown } from './guarded.js';
+import { isOutcomeUnknown, nothingChanged, runThroughGate, usageSince } from './guarded.js';
 
 /*
  * The thread tools given messageIds: each message is judged on its own by the write policy
@@ -151,50 +150,19 @@ export async function guardedPerMessage(
   if (ctx.gate === undefined) {
     for (const r of await writeAll(items)) record(r);
   } else {
-    const gate = await ctx.gate();
-    let capLifted = false;
-    const overCap = (await gate.judge(items, intent)).filter((v) => v.rule === 'daily-cap').length;
-    if (overCap > 0 && gate.canLiftCap) {
-      // A human, not the model, may lift the cap for this one call (elicitation).
-      const left = (await gate.remaining()) ?? 0;
-      const answer = await confirmChange(ctx, {
-        message: `The daily limit on moving mail out of the inbox has ${left} left today; this ${intent.tool} would go ${overCap} message(s) over it. Allow it for this one call?`,
-        details: { tool: intent.tool, overLimit: overCap, leftToday: left },
-      }).catch((e: unknown) => {
-        if (isMailError(e) && (e.code === 'declined_by_user' || e.code === 'forbidden_operation'))
-          return 'declined';
-        throw e;
-      });
-      capLifted = answer === 'confirmed';
-    }
-    const run = await gate.run(items, intent, (allowed) => writeAll(allowed), { capLifted });
+    const run = await runThroughGate(ctx, ctx.gate, items, intent, 'message', writeAll);
     for (const r of run.results) record(r);
     if (run.remainingToday !== null && run.remainingToday !== undefined)
       out.remainingToday = run.remainingToday;
   }
-  const after = ctx.mailbox.usage();
-  out.usage = {
-    requests: after.requests - before.requests,
-    quotaUnits: after.quotaUnits - before.quotaUnits,
-  };
-  const unknown = out.failed.some((f) => f.code === 'unknown');
-  if (out.changed.length === 0 && !unknown && (out.refused.length > 0 || out.failed.length > 0)) {
-    const why = [
-      ...out.refused.map((r) => `${r.messageId.slice(0, 24)}…: refused (${r.rule}): ${r.reason}`),
-      ...out.failed.map((f) => `${f.messageId.slice(0, 24)}…: ${f.code}: ${f.message}`),
-    ];
-    const allRefused = out.failed.length === 0;
-    const known = out.failed
-      .map((f) => f.code)
-      .find((c): c is ErrorCode => (ERROR_CODES as readonly string[]).includes(c));
-    throw new MailError(
-      allRefused ? 'forbidden_operation' : (known ?? 'network_error'),
-      `nothing was changed${allRefused ? ': the write policy refused every message' : ''} — ${why.join('; ')}`,
-      {
-        retryable: known === 'rate_limited',
-        ...(known === 'rate_limited' && retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
-      },
-    );
-  }
+  out.usage = usageSince(ctx, before);
+  const failure = nothingChanged(
+    out.changed.length,
+    out.refused.map((r) => ({ id: r.messageId, rule: r.rule, reason: r.reason })),
+    out.failed.map((f) => ({ id: f.messageId, code: f.code, message: f.message })),
+    'message',
+    retryAfter,
+  );
+  if (failure !== undefined) throw failure;
   return out;
 }

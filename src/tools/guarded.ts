@@ -4,7 +4,7 @@ import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
 import type { ErrorCode } from '../mail/errors.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
 import type { MailMessage, MailPlace, MailThread } from '../mail/types.js';
-import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
+import type { Gate, GateIntent, GateItem, GateRun, PerItemOutcome } from '../policy/gate.js';
 import type { LabelChange, Mailbox } from '../providers/mailbox.js';
 import { confirmChange, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
@@ -156,24 +156,7 @@ export async function guardedPerThread(
   if (ctx.gate === undefined) {
     for (const r of await writeAll(items)) record(out, r.id, r.outcome, counts, errors, readBack);
   } else {
-    const gate = await ctx.gate();
-    let capLifted = false;
-    const preview = await gate.judge(items, intent);
-    const overCap = preview.filter((v) => v.rule === 'daily-cap').length;
-    if (overCap > 0 && gate.canLiftCap) {
-      // A human, not the model, may lift the cap for this one call (elicitation).
-      const left = (await gate.remaining()) ?? 0;
-      const answer = await confirmChange(ctx, {
-        message: `The daily limit on moving mail out of the inbox has ${left} left today; this ${intent.tool} would go ${overCap} thread(s) over it. Allow it for this one call?`,
-        details: { tool: intent.tool, overLimit: overCap, leftToday: left },
-      }).catch((e: unknown) => {
-        if (isMailError(e) && (e.code === 'declined_by_user' || e.code === 'forbidden_operation'))
-          return 'declined';
-        throw e;
-      });
-      capLifted = answer === 'confirmed';
-    }
-    const run = await gate.run(items, intent, (allowed) => writeAll(allowed), { capLifted });
+    const run = await runThroughGate(ctx, ctx.gate, items, intent, 'thread', writeAll);
     for (const r of run.results) {
       if (r.outcome === 'refused')
         out.refused.push({ threadId: r.id, rule: r.rule ?? 'policy', reason: r.reason ?? '' });
@@ -182,33 +165,87 @@ export async function guardedPerThread(
     if (run.remainingToday !== null && run.remainingToday !== undefined)
       out.remainingToday = run.remainingToday;
   }
-  const after = ctx.mailbox.usage();
-  out.usage = {
-    requests: after.requests - before.requests,
-    quotaUnits: after.quotaUnits - before.quotaUnits,
-  };
-  // A write whose outcome is unknown may have changed something: that is a report, not an error.
-  const unknown = out.failed.some((f) => f.code === 'unknown');
-  if (out.changed.length === 0 && !unknown && (out.refused.length > 0 || out.failed.length > 0)) {
-    // Nothing changed: the call is an error, and says item by item why.
-    const why = [
-      ...out.refused.map((r) => `${r.threadId.slice(0, 24)}…: refused (${r.rule}): ${r.reason}`),
-      ...out.failed.map((f) => `${f.threadId.slice(0, 24)}…: ${f.code}: ${f.message}`),
-    ];
-    const allRefused = out.failed.length === 0;
-    const known = out.failed
-      .map((f) => f.code)
-      .find((c): c is ErrorCode => (ERROR_CODES as readonly string[]).includes(c));
-    throw new MailError(
-      allRefused ? 'forbidden_operation' : (known ?? 'network_error'),
-      `nothing was changed${allRefused ? ': the write policy refused every thread' : ''} — ${why.join('; ')}`,
-      {
-        retryable: known === 'rate_limited',
-        ...(known === 'rate_limited' && retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
-      },
-    );
-  }
+  out.usage = usageSince(ctx, before);
+  const failure = nothingChanged(
+    out.changed.length,
+    out.refused.map((r) => ({ id: r.threadId, rule: r.rule, reason: r.reason })),
+    out.failed.map((f) => ({ id: f.threadId, code: f.code, message: f.message })),
+    'thread',
+    retryAfter,
+  );
+  if (failure !== undefined) throw failure;
   return out;
+}
+
+/**
+ * The gate's run over `items`. When the call would go over the daily cap and the policy lets a
+ * human lift it, the human (not the model) is asked first, through elicitation; a decline or a
+ * client that cannot ask leaves the cap in place.
+ */
+export async function runThroughGate(
+  ctx: ToolContext,
+  gateOf: () => Promise<Gate>,
+  items: readonly GateItem[],
+  intent: GateIntent,
+  unit: 'thread' | 'message',
+  writeAll: (allowed: readonly GateItem[]) => Promise<PerItemOutcome[]>,
+): Promise<GateRun> {
+  const gate = await gateOf();
+  let capLifted = false;
+  const overCap = (await gate.judge(items, intent)).filter((v) => v.rule === 'daily-cap').length;
+  if (overCap > 0 && gate.canLiftCap) {
+    const left = (await gate.remaining()) ?? 0;
+    const answer = await confirmChange(ctx, {
+      message: `The daily limit on moving mail out of the inbox has ${left} left today; this ${intent.tool} would go ${overCap} ${unit}(s) over it. Allow it for this one call?`,
+      details: { tool: intent.tool, overLimit: overCap, leftToday: left },
+    }).catch((e: unknown) => {
+      if (isMailError(e) && (e.code === 'declined_by_user' || e.code === 'forbidden_operation'))
+        return 'declined';
+      throw e;
+    });
+    capLifted = answer === 'confirmed';
+  }
+  return gate.run(items, intent, (allowed) => writeAll(allowed), { capLifted });
+}
+
+/** Requests and quota units this call has spent since `before`. */
+export function usageSince(
+  ctx: ToolContext,
+  before: { requests: number; quotaUnits: number },
+): { requests: number; quotaUnits: number } {
+  const after = ctx.mailbox.usage();
+  return { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits };
+}
+
+/**
+ * When nothing changed and something was refused or failed, the call is an error that says item
+ * by item why; a write whose outcome is unknown may have changed something, so that is a report.
+ */
+export function nothingChanged(
+  changed: number,
+  refused: ReadonlyArray<{ id: string; rule: string; reason: string }>,
+  failed: ReadonlyArray<{ id: string; code: string; message: string }>,
+  unit: 'thread' | 'message',
+  retryAfter: number | undefined,
+): MailError | undefined {
+  if (changed > 0 || failed.some((f) => f.code === 'unknown')) return undefined;
+  if (refused.length === 0 && failed.length === 0) return undefined;
+  const why = [
+    ...refused.map((r) => `${r.id.slice(0, 24)}…: refused (${r.rule}): ${r.reason}`),
+    ...failed.map((f) => `${f.id.slice(0, 24)}…: ${f.code}: ${f.message}`),
+  ];
+  const allRefused = failed.length === 0;
+  const known = failed
+    .map((f) => f.code)
+    .find((c): c is ErrorCode => (ERROR_CODES as readonly string[]).includes(c));
+  return new MailError(
+    allRefused ? 'forbidden_operation' : (known ?? 'network_error'),
+    `nothing was changed${allRefused ? `: the write policy refused every ${unit}` : ''} — ${why.join('; ')}`,
+    {
+      retryable: known === 'rate_limited',
+      ...(known === 'rate_limited' && retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+    },
+  );
 }
 
 function record(
