@@ -1,16 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { readTokenFile } from '../../src/store/tokens.js';
+import { chromiumPath, launchChromium } from '../helpers/chromium.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
@@ -24,15 +22,6 @@ import { OTHER_ADDRESS, makeConfigDir, startSandbox } from '../store/oauth-helpe
  * listener finishes the flow.
  */
 
-function chromiumPath(): string | undefined {
-  try {
-    const path = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-    return path === '' ? undefined : path;
-  } catch {
-    return undefined;
-  }
-}
-
 const executablePath = chromiumPath();
 const BASE = 'https://www.googleapis.com/auth/';
 const PASSPHRASE = 'add-account pass';
@@ -41,25 +30,14 @@ const HTTP_TOKEN = 'add-account-http-bearer-0123456789abcdef';
 
 let sb: Sandbox;
 let browser: BrowserContext;
-let profile: string;
+let stopBrowser: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (executablePath === undefined) return;
   sb = await startSandbox();
-  profile = mkdtempSync(join(tmpdir(), 'mailwarden-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const launched = await launchChromium(executablePath);
+  browser = launched.context;
+  stopBrowser = launched.close;
 }, 60_000);
 
 const dirs: string[] = [];
@@ -71,9 +49,8 @@ function configDir(): string {
 
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  await browser?.close();
+  await stopBrowser?.();
   await sb?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
 });
 
 type Protocol = '2025-11-25' | '2026-07-28';
@@ -240,274 +217,277 @@ function consentParams(url: string): URLSearchParams {
   return u.searchParams;
 }
 
-describe.skipIf(executablePath === undefined)('add_account signs in (headless Chromium)', () => {
-  for (const [protocol, wire] of [
-    ['2025-11-25', 'stdio'],
-    ['2026-07-28', 'stdio'],
-    ['2025-11-25', 'http'],
-    ['2026-07-28', 'http'],
-  ] as const) {
-    it(`${protocol} over ${wire}, URL elicitation: the human gets the URL, approves, and the account is added`, async () => {
-      const s = await startServer({ protocol, urlElicitation: true, wire });
-      try {
-        const r = await s.call('add_account', { name: 'Personal', tiers: ['read', 'manage', 'filters'] });
-        expect(r.isError, r.text).toBe(false);
-        expect(r.structured).toMatchObject({
-          status: 'added',
-          account: {
-            name: 'personal',
-            address: DEMO_ADDRESS,
-            provider: 'gmail',
-            tiers: ['read', 'manage', 'filters'],
-          },
-        });
-        // The URL went to the human, not into the result the model reads.
-        expect(r.text).not.toContain('/o/oauth2/v2/auth');
-        expect(s.shown).toHaveLength(1);
-        const shown = s.shown[0] as Shown;
-        expect(shown.mode).toBe('url');
-        expect(shown.message).toContain('"personal"');
-        const q = consentParams(shown.url);
-        expect(q.get('code_challenge_method')).toBe('S256');
-        expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-        expect(q.get('state')).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-        expect(q.get('scope')?.split(' ')).toEqual([`${BASE}gmail.modify`, `${BASE}gmail.settings.basic`]);
-        expect(q.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
-        expect(await s.pages[0]).toContain(`Signed in as ${DEMO_ADDRESS}`);
-        if (protocol === '2025-11-25') {
-          // The client is told the out-of-band step ended, for the elicitation it showed.
-          expect(shown.elicitationId).toMatch(/^[0-9a-f-]{36}$/);
-          await expect.poll(() => s.completed).toEqual([shown.elicitationId]);
+describe.skipIf(executablePath === undefined)(
+  'add_account signs in, in headless Chromium (needs Debian chromium)',
+  () => {
+    for (const [protocol, wire] of [
+      ['2025-11-25', 'stdio'],
+      ['2026-07-28', 'stdio'],
+      ['2025-11-25', 'http'],
+      ['2026-07-28', 'http'],
+    ] as const) {
+      it(`${protocol} over ${wire}, URL elicitation: the human gets the URL, approves, and the account is added`, async () => {
+        const s = await startServer({ protocol, urlElicitation: true, wire });
+        try {
+          const r = await s.call('add_account', { name: 'Personal', tiers: ['read', 'manage', 'filters'] });
+          expect(r.isError, r.text).toBe(false);
+          expect(r.structured).toMatchObject({
+            status: 'added',
+            account: {
+              name: 'personal',
+              address: DEMO_ADDRESS,
+              provider: 'gmail',
+              tiers: ['read', 'manage', 'filters'],
+            },
+          });
+          // The URL went to the human, not into the result the model reads.
+          expect(r.text).not.toContain('/o/oauth2/v2/auth');
+          expect(s.shown).toHaveLength(1);
+          const shown = s.shown[0] as Shown;
+          expect(shown.mode).toBe('url');
+          expect(shown.message).toContain('"personal"');
+          const q = consentParams(shown.url);
+          expect(q.get('code_challenge_method')).toBe('S256');
+          expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+          expect(q.get('state')).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+          expect(q.get('scope')?.split(' ')).toEqual([`${BASE}gmail.modify`, `${BASE}gmail.settings.basic`]);
+          expect(q.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+          expect(await s.pages[0]).toContain(`Signed in as ${DEMO_ADDRESS}`);
+          if (protocol === '2025-11-25') {
+            // The client is told the out-of-band step ended, for the elicitation it showed.
+            expect(shown.elicitationId).toMatch(/^[0-9a-f-]{36}$/);
+            await expect.poll(() => s.completed).toEqual([shown.elicitationId]);
+          }
+
+          const file = tokenFile(s.dir, 'personal');
+          expect(file).toMatchObject({ protection: 'passphrase', address: DEMO_ADDRESS });
+          expect(JSON.stringify(file)).not.toMatch(SECRET);
+          expect(accountsJson(s.dir)).toMatchObject([
+            { name: 'personal', address: DEMO_ADDRESS, default: true },
+          ]);
+          // The new token works: the account reads its mailbox.
+          const profile = await s.call('get_profile', { account: 'personal' });
+          expect(profile.structured).toMatchObject({ emailAddress: DEMO_ADDRESS });
+          await expectNoToken(s, 'personal', [r.text, JSON.stringify(r.structured), profile.text]);
+        } finally {
+          await s.close();
         }
+      });
+    }
+    for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
+      it(`${protocol}, no URL elicitation: the result carries the URL with a note, and the flow completes`, async () => {
+        const s = await startServer({ protocol, urlElicitation: false });
+        try {
+          const r = await s.call('add_account', { name: 'work', tiers: ['read'] });
+          expect(r.isError, r.text).toBe(false);
+          const pending = r.structured as { status: string; signInUrl: string; note: string };
+          expect(pending.status).toBe('pending');
+          expect(pending.note).toContain('A person must open signInUrl');
+          const q = consentParams(pending.signInUrl);
+          expect(q.get('code_challenge_method')).toBe('S256');
+          expect(q.get('scope')).toBe(`${BASE}gmail.readonly`);
+          expect(accountsJson(s.dir)).toEqual([]);
+          // Asking again while the person has not approved yet: the same sign-in, not a new one.
+          const again = await s.call('add_account', { name: 'work', tiers: ['read'] });
+          expect(again.structured).toMatchObject({ status: 'pending', signInUrl: pending.signInUrl });
 
-        const file = tokenFile(s.dir, 'personal');
-        expect(file).toMatchObject({ protection: 'passphrase', address: DEMO_ADDRESS });
-        expect(JSON.stringify(file)).not.toMatch(SECRET);
-        expect(accountsJson(s.dir)).toMatchObject([
-          { name: 'personal', address: DEMO_ADDRESS, default: true },
-        ]);
-        // The new token works: the account reads its mailbox.
-        const profile = await s.call('get_profile', { account: 'personal' });
-        expect(profile.structured).toMatchObject({ emailAddress: DEMO_ADDRESS });
-        await expectNoToken(s, 'personal', [r.text, JSON.stringify(r.structured), profile.text]);
-      } finally {
-        await s.close();
-      }
-    });
-  }
-  for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
-    it(`${protocol}, no URL elicitation: the result carries the URL with a note, and the flow completes`, async () => {
-      const s = await startServer({ protocol, urlElicitation: false });
+          expect(await approve(pending.signInUrl)).toContain(`Signed in as ${DEMO_ADDRESS}`);
+          const done = await s.call('add_account', { name: 'work', tiers: ['read'] });
+          expect(done.structured).toMatchObject({
+            status: 'added',
+            account: { name: 'work', address: DEMO_ADDRESS, tiers: ['read'] },
+          });
+          expect(tokenFile(s.dir, 'work')).toMatchObject({ protection: 'passphrase', address: DEMO_ADDRESS });
+          expect(accountsJson(s.dir)).toMatchObject([{ name: 'work', address: DEMO_ADDRESS }]);
+          await expectNoToken(s, 'work', [r.text, again.text, done.text]);
+        } finally {
+          await s.close();
+        }
+      });
+    }
+
+    it('no approval within the wait: a clear error with the retry step, and no half-written account', async () => {
+      const s = await startServer({
+        protocol: '2025-11-25',
+        urlElicitation: true,
+        human: 'walk-away',
+        // The wait for the human is not the call's budget: the answer is the sign-in's own timeout.
+        env: { MAILWARDEN_AUTH_TIMEOUT_MS: '1500', MAILWARDEN_CALL_BUDGET_MS: '300' },
+      });
       try {
-        const r = await s.call('add_account', { name: 'work', tiers: ['read'] });
-        expect(r.isError, r.text).toBe(false);
-        const pending = r.structured as { status: string; signInUrl: string; note: string };
-        expect(pending.status).toBe('pending');
-        expect(pending.note).toContain('A person must open signInUrl');
-        const q = consentParams(pending.signInUrl);
-        expect(q.get('code_challenge_method')).toBe('S256');
-        expect(q.get('scope')).toBe(`${BASE}gmail.readonly`);
+        const shownBefore = s.shown.length;
+        const r = await s.call('add_account', { name: 'late' });
+        expect(s.shown.length).toBe(shownBefore + 1);
+        expect(r.isError).toBe(true);
+        const e = envelopeOf(r.text);
+        expect(e.code).toBe('not_authorized');
+        expect(e.retryable).toBe(true);
+        expect(e.message).toContain('No answer from the browser within 2 second(s)');
+        expect(e.message).toContain('Nothing was stored; call add_account again for a new sign-in link.');
+        expect(existsSync(join(s.dir, 'tokens', 'late.json'))).toBe(false);
         expect(accountsJson(s.dir)).toEqual([]);
-        // Asking again while the person has not approved yet: the same sign-in, not a new one.
-        const again = await s.call('add_account', { name: 'work', tiers: ['read'] });
-        expect(again.structured).toMatchObject({ status: 'pending', signInUrl: pending.signInUrl });
-
-        expect(await approve(pending.signInUrl)).toContain(`Signed in as ${DEMO_ADDRESS}`);
-        const done = await s.call('add_account', { name: 'work', tiers: ['read'] });
-        expect(done.structured).toMatchObject({
-          status: 'added',
-          account: { name: 'work', address: DEMO_ADDRESS, tiers: ['read'] },
-        });
-        expect(tokenFile(s.dir, 'work')).toMatchObject({ protection: 'passphrase', address: DEMO_ADDRESS });
-        expect(accountsJson(s.dir)).toMatchObject([{ name: 'work', address: DEMO_ADDRESS }]);
-        await expectNoToken(s, 'work', [r.text, again.text, done.text]);
+        // The loopback listener is gone: a late approval reaches nobody and stores nothing.
+        const page = await browser.newPage();
+        await page.goto(s.shown[shownBefore]?.url ?? '');
+        await page.click('#approve');
+        await page.waitForLoadState();
+        expect(await page.locator('#result').count()).toBe(0);
+        await page.close();
+        expect(existsSync(join(s.dir, 'tokens', 'late.json'))).toBe(false);
+        // Retrying as the error says starts a fresh sign-in.
+        const retry = await s.call('add_account', { name: 'late' });
+        expect(envelopeOf(retry.text).code).toBe('not_authorized');
+        expect(s.shown.length).toBe(shownBefore + 2);
+        expect(s.shown[shownBefore + 1]?.url).not.toBe(s.shown[shownBefore]?.url);
       } finally {
         await s.close();
       }
     });
-  }
 
-  it('no approval within the wait: a clear error with the retry step, and no half-written account', async () => {
-    const s = await startServer({
-      protocol: '2025-11-25',
-      urlElicitation: true,
-      human: 'walk-away',
-      // The wait for the human is not the call's budget: the answer is the sign-in's own timeout.
-      env: { MAILWARDEN_AUTH_TIMEOUT_MS: '1500', MAILWARDEN_CALL_BUDGET_MS: '300' },
-    });
-    try {
-      const shownBefore = s.shown.length;
-      const r = await s.call('add_account', { name: 'late' });
-      expect(s.shown.length).toBe(shownBefore + 1);
-      expect(r.isError).toBe(true);
-      const e = envelopeOf(r.text);
-      expect(e.code).toBe('not_authorized');
-      expect(e.retryable).toBe(true);
-      expect(e.message).toContain('No answer from the browser within 2 second(s)');
-      expect(e.message).toContain('Nothing was stored; call add_account again for a new sign-in link.');
-      expect(existsSync(join(s.dir, 'tokens', 'late.json'))).toBe(false);
-      expect(accountsJson(s.dir)).toEqual([]);
-      // The loopback listener is gone: a late approval reaches nobody and stores nothing.
-      const page = await browser.newPage();
-      await page.goto(s.shown[shownBefore]?.url ?? '');
-      await page.click('#approve');
-      await page.waitForLoadState();
-      expect(await page.locator('#result').count()).toBe(0);
-      await page.close();
-      expect(existsSync(join(s.dir, 'tokens', 'late.json'))).toBe(false);
-      // Retrying as the error says starts a fresh sign-in.
-      const retry = await s.call('add_account', { name: 'late' });
-      expect(envelopeOf(retry.text).code).toBe('not_authorized');
-      expect(s.shown.length).toBe(shownBefore + 2);
-      expect(s.shown[shownBefore + 1]?.url).not.toBe(s.shown[shownBefore]?.url);
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('no URL elicitation and no approval in time: the next call says so once, then starts afresh', async () => {
-    const s = await startServer({
-      protocol: '2025-11-25',
-      urlElicitation: false,
-      env: { MAILWARDEN_AUTH_TIMEOUT_MS: '1500' },
-    });
-    try {
-      const first = await s.call('add_account', { name: 'slow' });
-      const url = (first.structured as { signInUrl: string }).signInUrl;
-      const callback = new URL(consentParams(url).get('redirect_uri') ?? '');
-      // The flow gives up on its own: its loopback listener stops answering.
-      await expect
-        .poll(
-          () =>
-            fetch(callback.origin).then(
-              () => 'listening',
-              () => 'closed',
-            ),
-          { timeout: 15_000 },
-        )
-        .toBe('closed');
-      const told = await s.call('add_account', { name: 'slow' });
-      expect(envelopeOf(told.text)).toMatchObject({ code: 'not_authorized', retryable: true });
-      expect(envelopeOf(told.text).message).toContain('call add_account again for a new sign-in link');
-      expect(existsSync(join(s.dir, 'tokens', 'slow.json'))).toBe(false);
-      expect(accountsJson(s.dir)).toEqual([]);
-      const fresh = await s.call('add_account', { name: 'slow' });
-      expect(fresh.structured).toMatchObject({ status: 'pending' });
-      expect((fresh.structured as { signInUrl: string }).signInUrl).not.toBe(url);
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('re-adding re-authenticates the same mailbox; another mailbox is refused unless force: true', async () => {
-    const first = await startServer({ protocol: '2025-11-25', urlElicitation: true });
-    const dir = first.dir;
-    let before: string;
-    try {
-      expect((await first.call('add_account', { name: 'main' })).structured).toMatchObject({
-        status: 'added',
+    it('no URL elicitation and no approval in time: the next call says so once, then starts afresh', async () => {
+      const s = await startServer({
+        protocol: '2025-11-25',
+        urlElicitation: false,
+        env: { MAILWARDEN_AUTH_TIMEOUT_MS: '1500' },
       });
-      before = await refreshTokenOf(dir, 'main');
-    } finally {
-      await first.close();
-    }
-
-    // A budget far shorter than a person takes in the browser: waiting for them is not counted.
-    const same = await startServer({
-      protocol: '2025-11-25',
-      urlElicitation: true,
-      dir,
-      env: { MAILWARDEN_CALL_BUDGET_MS: '300' },
-    });
-    try {
-      const r = await same.call('add_account', { name: 'main' });
-      expect(r.structured).toMatchObject({
-        status: 'reauthenticated',
-        account: { name: 'main', address: DEMO_ADDRESS },
-      });
-      expect(same.shown[0]?.message).toContain('renew');
-      expect(new URL(same.shown[0]?.url ?? '').searchParams.get('login_hint')).toBe(DEMO_ADDRESS);
-      const after = await refreshTokenOf(dir, 'main');
-      expect(after).not.toBe(before);
-      before = after;
-    } finally {
-      await same.close();
-    }
-
-    const other = await startServer({
-      protocol: '2025-11-25',
-      urlElicitation: true,
-      human: { account: OTHER_ADDRESS },
-      dir,
-    });
-    try {
-      const refused = await other.call('add_account', { name: 'main' });
-      expect(refused.isError).toBe(true);
-      const e = envelopeOf(refused.text);
-      expect(e.code).toBe('invalid_input');
-      expect(e.message).toContain(
-        `account "main" is registered as ${DEMO_ADDRESS}, but this sign-in is for ${OTHER_ADDRESS}`,
-      );
-      expect(e.message).toContain('force: true');
-      expect(await other.pages[0]).toContain('Sign-in failed');
-      expect(await refreshTokenOf(dir, 'main')).toBe(before);
-      expect(accountsJson(dir)).toMatchObject([{ name: 'main', address: DEMO_ADDRESS }]);
-
-      const forced = await other.call('add_account', { name: 'main', force: true });
-      expect(forced.structured).toMatchObject({
-        status: 'reauthenticated',
-        account: { name: 'main', address: OTHER_ADDRESS },
-      });
-      expect(tokenFile(dir, 'main')).toMatchObject({ address: OTHER_ADDRESS });
-      expect(accountsJson(dir)).toMatchObject([{ name: 'main', address: OTHER_ADDRESS }]);
-      expect((await other.call('get_profile', { account: 'main' })).structured).toMatchObject({
-        emailAddress: OTHER_ADDRESS,
-      });
-    } finally {
-      await other.close();
-    }
-  });
-
-  it('declining to open the page stores nothing', async () => {
-    const s = await startServer({ protocol: '2025-11-25', urlElicitation: true, human: 'decline' });
-    try {
-      const r = await s.call('add_account', { name: 'nope' });
-      expect(envelopeOf(r.text).code).toBe('declined_by_user');
-      expect(existsSync(join(s.dir, 'tokens', 'nope.json'))).toBe(false);
-      expect(accountsJson(s.dir)).toEqual([]);
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('IMAP: passwords are entered with `mailwarden accounts add --imap` on the machine', async () => {
-    const dir = configDir();
-    writeFileSync(
-      join(dir, 'accounts.json'),
-      JSON.stringify({
-        accounts: [
-          {
-            name: 'proton',
-            provider: 'imap',
-            imap: { host: '127.0.0.1', port: 1143, security: 'starttls', user: 'pat' },
-            tiers: ['read'],
-            default: true,
-          },
-        ],
-      }),
-    );
-    const s = await startServer({ protocol: '2025-11-25', urlElicitation: true, dir });
-    try {
-      for (const args of [{ name: 'fastmail', provider: 'imap' }, { name: 'proton' }]) {
-        const r = await s.call('add_account', args);
-        const e = envelopeOf(r.text);
-        expect(e.code).toBe('unsupported');
-        expect(e.message).toContain(`mailwarden accounts add ${args.name} --imap`);
-        expect(e.message).toContain('never passes through the assistant');
+      try {
+        const first = await s.call('add_account', { name: 'slow' });
+        const url = (first.structured as { signInUrl: string }).signInUrl;
+        const callback = new URL(consentParams(url).get('redirect_uri') ?? '');
+        // The flow gives up on its own: its loopback listener stops answering.
+        await expect
+          .poll(
+            () =>
+              fetch(callback.origin).then(
+                () => 'listening',
+                () => 'closed',
+              ),
+            { timeout: 15_000 },
+          )
+          .toBe('closed');
+        const told = await s.call('add_account', { name: 'slow' });
+        expect(envelopeOf(told.text)).toMatchObject({ code: 'not_authorized', retryable: true });
+        expect(envelopeOf(told.text).message).toContain('call add_account again for a new sign-in link');
+        expect(existsSync(join(s.dir, 'tokens', 'slow.json'))).toBe(false);
+        expect(accountsJson(s.dir)).toEqual([]);
+        const fresh = await s.call('add_account', { name: 'slow' });
+        expect(fresh.structured).toMatchObject({ status: 'pending' });
+        expect((fresh.structured as { signInUrl: string }).signInUrl).not.toBe(url);
+      } finally {
+        await s.close();
       }
-      expect(s.shown).toEqual([]);
-    } finally {
-      await s.close();
-    }
-  });
-});
+    });
+
+    it('re-adding re-authenticates the same mailbox; another mailbox is refused unless force: true', async () => {
+      const first = await startServer({ protocol: '2025-11-25', urlElicitation: true });
+      const dir = first.dir;
+      let before: string;
+      try {
+        expect((await first.call('add_account', { name: 'main' })).structured).toMatchObject({
+          status: 'added',
+        });
+        before = await refreshTokenOf(dir, 'main');
+      } finally {
+        await first.close();
+      }
+
+      // A budget far shorter than a person takes in the browser: waiting for them is not counted.
+      const same = await startServer({
+        protocol: '2025-11-25',
+        urlElicitation: true,
+        dir,
+        env: { MAILWARDEN_CALL_BUDGET_MS: '300' },
+      });
+      try {
+        const r = await same.call('add_account', { name: 'main' });
+        expect(r.structured).toMatchObject({
+          status: 'reauthenticated',
+          account: { name: 'main', address: DEMO_ADDRESS },
+        });
+        expect(same.shown[0]?.message).toContain('renew');
+        expect(new URL(same.shown[0]?.url ?? '').searchParams.get('login_hint')).toBe(DEMO_ADDRESS);
+        const after = await refreshTokenOf(dir, 'main');
+        expect(after).not.toBe(before);
+        before = after;
+      } finally {
+        await same.close();
+      }
+
+      const other = await startServer({
+        protocol: '2025-11-25',
+        urlElicitation: true,
+        human: { account: OTHER_ADDRESS },
+        dir,
+      });
+      try {
+        const refused = await other.call('add_account', { name: 'main' });
+        expect(refused.isError).toBe(true);
+        const e = envelopeOf(refused.text);
+        expect(e.code).toBe('invalid_input');
+        expect(e.message).toContain(
+          `account "main" is registered as ${DEMO_ADDRESS}, but this sign-in is for ${OTHER_ADDRESS}`,
+        );
+        expect(e.message).toContain('force: true');
+        expect(await other.pages[0]).toContain('Sign-in failed');
+        expect(await refreshTokenOf(dir, 'main')).toBe(before);
+        expect(accountsJson(dir)).toMatchObject([{ name: 'main', address: DEMO_ADDRESS }]);
+
+        const forced = await other.call('add_account', { name: 'main', force: true });
+        expect(forced.structured).toMatchObject({
+          status: 'reauthenticated',
+          account: { name: 'main', address: OTHER_ADDRESS },
+        });
+        expect(tokenFile(dir, 'main')).toMatchObject({ address: OTHER_ADDRESS });
+        expect(accountsJson(dir)).toMatchObject([{ name: 'main', address: OTHER_ADDRESS }]);
+        expect((await other.call('get_profile', { account: 'main' })).structured).toMatchObject({
+          emailAddress: OTHER_ADDRESS,
+        });
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('declining to open the page stores nothing', async () => {
+      const s = await startServer({ protocol: '2025-11-25', urlElicitation: true, human: 'decline' });
+      try {
+        const r = await s.call('add_account', { name: 'nope' });
+        expect(envelopeOf(r.text).code).toBe('declined_by_user');
+        expect(existsSync(join(s.dir, 'tokens', 'nope.json'))).toBe(false);
+        expect(accountsJson(s.dir)).toEqual([]);
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('IMAP: passwords are entered with `mailwarden accounts add --imap` on the machine', async () => {
+      const dir = configDir();
+      writeFileSync(
+        join(dir, 'accounts.json'),
+        JSON.stringify({
+          accounts: [
+            {
+              name: 'proton',
+              provider: 'imap',
+              imap: { host: '127.0.0.1', port: 1143, security: 'starttls', user: 'pat' },
+              tiers: ['read'],
+              default: true,
+            },
+          ],
+        }),
+      );
+      const s = await startServer({ protocol: '2025-11-25', urlElicitation: true, dir });
+      try {
+        for (const args of [{ name: 'fastmail', provider: 'imap' }, { name: 'proton' }]) {
+          const r = await s.call('add_account', args);
+          const e = envelopeOf(r.text);
+          expect(e.code).toBe('unsupported');
+          expect(e.message).toContain(`mailwarden accounts add ${args.name} --imap`);
+          expect(e.message).toContain('never passes through the assistant');
+        }
+        expect(s.shown).toEqual([]);
+      } finally {
+        await s.close();
+      }
+    });
+  },
+);

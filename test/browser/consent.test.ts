@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { cliEnv, makeConfigDir, startCli, startSandbox } from '../store/oauth-helpers.js';
-import { tempDir } from '../helpers/temp.js';
+import { chromiumPath, launchChromium } from '../helpers/chromium.js';
 
 /**
  * A real browser on the real consent flow: headless Debian Chromium, driven by playwright-core,
@@ -15,45 +13,24 @@ import { tempDir } from '../helpers/temp.js';
  * its loopback redirect.
  */
 
-function chromiumPath(): string | undefined {
-  try {
-    const path = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-    return path === '' ? undefined : path;
-  } catch {
-    return undefined;
-  }
-}
-
 const executablePath = chromiumPath();
 const MODIFY = 'https://www.googleapis.com/auth/gmail.modify';
 
 let sb: Sandbox;
 let context: BrowserContext;
-let profile: string;
+let stopBrowser: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (executablePath === undefined) return;
   sb = await startSandbox();
-  profile = tempDir('mailwarden-chromium-');
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium(executablePath);
+  context = browser.context;
+  stopBrowser = browser.close;
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close();
+  await stopBrowser?.();
   await sb?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
 });
 
 /** Starts `mailwarden auth`, opens the URL it prints in a fresh tab. */
