@@ -111,6 +111,10 @@ const result = await build({
   entryPoints: { main: 'dist/cli/main.js' },
   bundle: true,
   splitting: true,
+  // Node compiles every chunk it loads at start: without whitespace and with shorter syntax the
+  // bundle is 4.4 MB instead of 5.9 (names are kept, so stack traces stay readable).
+  minifyWhitespace: true,
+  minifySyntax: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
