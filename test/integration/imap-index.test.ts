@@ -135,9 +135,9 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
   }, 120_000);
 
   it('new mail in the folder the connection has selected is seen (STATUS there needs a NOOP first)', async () => {
-    // A local check rereads INBOX copies, so this call leaves INBOX selected on the connection.
-    const local = await b.call('search', { query: 'in:inbox has:attachment', maxResults: 3 });
-    expect(local.isError, local.text).toBe(false);
+    // check_new_mail ends with INBOX selected on the connection (EXAMINE INBOX, UID SEARCH).
+    const gate = await b.call('check_new_mail', {});
+    expect(gate.isError, gate.text).toBe(false);
     const tag = `sel-${profile}-${Date.now()}`;
     await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Selected probe ${tag}`), []));
     const [newest] = await inboxThreads();

@@ -158,25 +158,13 @@ export class GmailMailbox implements Mailbox {
 
   async getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread> {
     checkId('threadId', threadId);
-    const query: Record<string, string | readonly string[] | undefined> = { format: options.format };
-    if (options.format === 'metadata') query['metadataHeaders'] = options.metadataHeaders;
-    const res = await this.open().call('threads.get', {
-      params: { id: threadId },
-      query,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
+    const res = await this.open().call('threads.get', readCall(threadId, options));
     return toMailThread(res ?? {});
   }
 
   async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
     checkId('messageId', messageId);
-    const query: Record<string, string | readonly string[] | undefined> = { format: options.format };
-    if (options.format === 'metadata') query['metadataHeaders'] = options.metadataHeaders;
-    const res = await this.open().call('messages.get', {
-      params: { id: messageId },
-      query,
-      ...withSignal(options.signal),
-    });
+    const res = await this.open().call('messages.get', readCall(messageId, options));
     return toMailMessage(res ?? {});
   }
 
@@ -346,4 +334,11 @@ export class GmailMailbox implements Mailbox {
     if (typeof estimate === 'number') page.resultSizeEstimate = estimate;
     return page;
   }
+}
+
+/** threads.get and messages.get take the same read: a format, its headers, and the call's signal. */
+function readCall(id: string, options: ThreadReadOptions) {
+  const query: Record<string, string | readonly string[] | undefined> = { format: options.format };
+  if (options.format === 'metadata') query['metadataHeaders'] = options.metadataHeaders;
+  return { params: { id }, query, ...withSignal(options.signal) };
 }

@@ -514,7 +514,6 @@ export class ImapMailbox implements Mailbox {
       const [m] = await this.locateMessages(client, model, [p]);
       const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
       if (m !== undefined && c !== undefined) {
-        await examine(client, c.folder.path);
         const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
         if (row !== undefined)
           return toMailMessage({
