@@ -102,7 +102,7 @@ export function nextWeekday(d: CivilDate, weekday: number): CivilDate {
   return addDays(d, ahead === 0 ? 7 : ahead);
 }
 
-export const UNTIL_FORMS =
+const UNTIL_FORMS =
   "a date (2026-06-20), a date and time (2026-06-20 9am, 2026-06-20T17:00, 2026-06-20 17:30), or today / tomorrow / weekend / next week / a weekday (monday … sunday) with an optional time (tomorrow 9am, monday 8:30), 'in N days' (optionally with a time), 'in N weeks', 'in N hours'";
 
 const WEEKDAYS: ReadonlyMap<string, number> = new Map(

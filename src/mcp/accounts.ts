@@ -32,10 +32,9 @@ export interface AccountRouting {
 /** The input schema clients see: each tool's own plus `account`, added here for every tool. */
 export function advertisedInput(tool: AnyTool): z.ZodObject {
   if (tool.registry || 'account' in tool.input.shape) return tool.input;
-  const all = tool.fanOut ? '; "all": every account, newest first' : '';
-  return tool.input.extend({
-    account: z.string().max(320).optional().describe(`see list_accounts; omitted: the default${all}`),
-  });
+  // list_accounts says what an account reference is; only "all" needs saying where it is taken.
+  const account = z.string().max(320).optional();
+  return tool.input.extend({ account: tool.fanOut ? account.describe('"all": every account') : account });
 }
 
 /** Splits the routing argument from the tool's own, which its zod schema then checks. */

@@ -1,21 +1,35 @@
 /*
  * tools/list is paid for in context on every session (issue 15: "a lean first contact"), so the
- * JSON Schemas zod emits are compacted before they are advertised — without changing which values
- * they accept:
- * - `$schema` says nothing a client needs; in output schemas `additionalProperties: false`
- *   neither (the server writes the output and checks it with zod). Input schemas keep it: a
- *   client may rely on it to know an unknown argument is refused, and the server does refuse it.
- * - `propertyNames: {type: "string"}` holds for every JSON object, so it is dropped.
- * - In output schemas `type` next to a `const`, or next to an `enum` of strings only, repeats
- *   what the value already says. Input schemas keep it (some clients translate input schemas for
- *   their model and want every property typed).
- * - In output schemas, a subschema that occurs more than once is written once under a root
- *   `$defs` and referred to with `$ref` (JSON Schema 2020-12; ajv, which SDK v1 clients use,
- *   resolves the same pointer in its draft-07 mode). Only whole subschemas are replaced, so no
- *   `$ref` has sibling keywords (their meaning differs between drafts), and no ref is recursive.
- *   Input schemas stay inline: several clients hand them to a model API or a converter that
- *   does not resolve `$ref`, and a tool that cannot be called is worse than a longer listing.
+ * JSON Schemas zod emits are compacted before they are advertised.
+ *
+ * Input schemas are what a model reads to call a tool right; they say every argument, its type,
+ * enum, default and numeric bounds, and that unknown arguments are refused
+ * (`additionalProperties: false`). They leave out what only a malformed call runs into and the
+ * server checks anyway with the same zod schema, answering invalid_input that names the field:
+ * string `pattern`, `minLength` and `maxLength`, zod's ±2^53-1 integer bounds, a `false` or `[]`
+ * default (what leaving the argument out means anyway), and the inside of an argument marked
+ * OPAQUE (a value the model hands back as it got it, such as an undo plan). Input schemas stay
+ * inline and typed: several clients hand them to a model API or a converter that does not
+ * resolve `$ref` or wants every property typed.
+ *
+ * Output schemas are not shown to the model by the clients we know (they pass name, description
+ * and input schema); clients use them to validate structuredContent, and SDK v1 and v2 compile
+ * every one into a validator before the first call. So the advertised output schema is an
+ * outline: every top-level field with its type (and enum or const), which ones are always there,
+ * and nested objects and arrays as `{type: "object"}` / `{type: "array"}`, without descriptions
+ * or bounds. Everything it says is true of every result, so any validator accepts every result;
+ * the server checks each result against the full zod schema before sending it. The full shapes,
+ * with their field descriptions, are docs/output-schemas.json (npm run gen:docs).
+ *
+ * In both: `$schema` and `propertyNames: {type: "string"}` (true of every JSON object) are
+ * dropped; in outputs also `additionalProperties: false` and `type` beside a `const` or an
+ * all-string `enum`. A subschema that occurs more than once in an output schema is written once
+ * under a root `$defs` and referred to with `$ref` (JSON Schema 2020-12; ajv, which SDK v1
+ * clients use, resolves the same pointer in its draft-07 mode). Only whole subschemas are
+ * replaced, so no `$ref` has sibling keywords, and no ref is recursive.
  */
+
+import { OPAQUE } from '../tools/define.js';
 
 type Json = unknown;
 type Obj = Record<string, Json>;
@@ -27,20 +41,77 @@ const ONE = new Set(['items', 'additionalProperties', 'propertyNames', 'not', 'c
 const MANY = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
 const MAP = new Set(['properties', 'patternProperties', '$defs']);
 
-export function compactSchema(schema: Obj, isOutput: boolean, share = isOutput): Obj {
+/** How many levels of an output schema's properties are advertised (see above). */
+export const OUTPUT_DEPTH = 1;
+
+/**
+ * `outlineDepth` applies to output schemas only: the advertised outline by default, or
+ * `Infinity` for the full shape with its descriptions (docs/output-schemas.json).
+ */
+export function compactSchema(
+  schema: Obj,
+  isOutput: boolean,
+  share = isOutput,
+  outlineDepth = OUTPUT_DEPTH,
+): Obj {
   const cleaned = clean(schema, isOutput) as Obj;
-  return share ? hoistRepeats(cleaned) : cleaned;
+  const shaped =
+    isOutput && Number.isFinite(outlineDepth) ? (outline(cleaned, outlineDepth) as Obj) : cleaned;
+  return share ? hoistRepeats(shaped) : shaped;
 }
+
+/** Keywords an outline leaves out: they describe or bound a value, never say what kind it is. */
+const OUTLINE_DROP = new Set([
+  'description',
+  'title',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'default',
+]);
+
+/** Keeps `depth` levels of properties; below them an object or array is just its type. */
+function outline(s: Json, depth: number): Json {
+  if (!isObj(s)) return s;
+  if (depth <= 0) {
+    if ('properties' in s || s['type'] === 'object') return { type: 'object' };
+    if ('items' in s || s['type'] === 'array') return { type: 'array' };
+    if ('anyOf' in s || 'oneOf' in s) return {};
+  }
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(s)) {
+    if (OUTLINE_DROP.has(k)) continue;
+    if (k === 'properties' && isObj(x)) out[k] = mapValues(x, (y) => outline(y, depth - 1));
+    else if ((k === 'items' || k === 'additionalProperties') && isObj(x)) out[k] = outline(x, depth);
+    else if ((k === 'anyOf' || k === 'oneOf') && Array.isArray(x)) out[k] = x.map((y) => outline(y, depth));
+    else out[k] = x;
+  }
+  return out;
+}
+
+/** Input keywords only a malformed call meets; the server's zod check still enforces them. */
+const SERVER_CHECKED = new Set(['pattern', 'maxLength', 'minLength']);
 
 function clean(v: Json, isOutput: boolean): Json {
   if (Array.isArray(v)) return v.map((x) => clean(x, isOutput));
   if (!isObj(v)) return v;
+  if (v[OPAQUE] === true) {
+    const { type, description } = v;
+    return isOutput ? { type } : { type, ...(description === undefined ? {} : { description }) };
+  }
   const out: Obj = {};
   for (const [k, x] of Object.entries(v)) {
     if (k === '$schema') continue;
     if (isOutput && k === 'additionalProperties' && x === false) continue;
     if (k === 'propertyNames' && isObj(x) && Object.keys(x).length === 1 && x['type'] === 'string') continue;
     if (isOutput && k === 'type' && typeof x === 'string' && impliedType(v)) continue;
+    if (!isOutput && SERVER_CHECKED.has(k) && typeof x !== 'object') continue;
+    if (!isOutput && k === 'default' && (x === false || (Array.isArray(x) && x.length === 0))) continue;
+    if ((k === 'maximum' || k === 'minimum') && Math.abs(x as number) === Number.MAX_SAFE_INTEGER) continue;
     out[k] = MAP.has(k) && isObj(x) ? mapValues(x, (s) => clean(s, isOutput)) : clean(x, isOutput);
   }
   return out;

@@ -60,13 +60,18 @@ function gateOf(policy: PolicyService, mailbox: Mailbox): () => Promise<Gate> {
 }
 
 export function annotationsFor(tool: AnyTool): ToolAnnotations {
+  // The tool's own title is not repeated here. Every hint that is true, or that differs from its
+  // spec default, is given, so a client reading them either way (missing = default, or
+  // missing = false) sees the same; destructive and idempotent hints mean nothing on a read-only
+  // tool (spec), so a read tool gives readOnlyHint and openWorldHint only.
+  const external = tool.access === 'external';
+  if (tool.access === 'read') return { readOnlyHint: true, openWorldHint: false };
   return {
-    title: tool.title,
-    readOnlyHint: tool.access === 'read',
+    readOnlyHint: false,
     destructiveHint: tool.access === 'destructive',
-    // Label changes and reads can be repeated with the same outcome; external calls cannot.
-    idempotentHint: tool.access !== 'external',
-    openWorldHint: tool.access === 'external',
+    // Label changes can be repeated with the same outcome; external calls cannot.
+    ...(external ? {} : { idempotentHint: true }),
+    openWorldHint: external,
   };
 }
 

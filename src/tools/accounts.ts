@@ -39,7 +39,7 @@ export const listAccounts = defineTool({
   access: 'read',
   registry: true,
   description:
-    'The accounts this server serves: name, alias, address, provider, the tiers each allows, and which is the default. Pass a name, alias or address as `account` to any tool; search also takes "all".',
+    'The accounts this server serves: name, alias, address, provider, the tiers each allows, and the default. Pass a name, alias or address as `account` to any tool.',
   input: z.strictObject({}),
   output: z.object({ accounts: z.array(account) }),
   async handle(ctx) {

@@ -17,14 +17,14 @@ const which = {
     .min(1)
     .max(256)
     .optional()
-    .describe('needed with partId when the thread has several messages'),
+    .describe('with partId, when the thread has several messages'),
   partId: z
     .string()
     .max(100)
     .optional()
-    .describe('get_thread\'s attachments[].partId: stable, preferred ("" is the message root)'),
-  attachmentId: z.string().min(1).max(4000).optional().describe("get_thread's attachments[].attachmentId"),
-  filename: z.string().min(1).max(1000).optional().describe('exact attachment filename, when unambiguous'),
+    .describe('from get_thread\'s attachments; preferred ("": the message root)'),
+  attachmentId: z.string().min(1).max(4000).optional().describe("from get_thread's attachments"),
+  filename: z.string().min(1).max(1000).optional().describe('exact name, when unambiguous'),
 };
 
 interface Which {
@@ -96,12 +96,12 @@ export const readAttachment = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Text of an attachment: plain text (txt, csv, json, xml, ics, log…), gzip, and the entries of a zip. The format is judged by the bytes, never by name or declared type; non-UTF-8 text is read as windows-1252 and marked guessedCharset. Limits: 5 MiB per entry decompressed, 20 MiB per archive, 50 entries; sizes that lie are caught while inflating. Binary, encrypted, oversize and nested-archive entries are listed in skipped with the reason; a binary attachment is refused (download_attachment saves it). Pages of maxChars across entries: pass nextOffset as offset. list: entry names and sizes only. entry: a name or glob (*, ?, **). Nothing is written to disk.',
+    'Text of an attachment: plain text (txt, csv, json, xml, ics…), gzip, or zip entries; the format is judged by the bytes, never the name. Binary, encrypted, oversize and nested-archive entries are listed in skipped (download_attachment saves a binary). Pages: pass nextOffset as offset. list: entry names only; entry: a name or glob. Writes nothing.',
   input: z.strictObject({
     ...which,
-    list: z.boolean().default(false).describe('only list the entries (nothing is decompressed)'),
-    entry: z.string().min(1).max(500).optional().describe('zip entry name or glob, e.g. "*.xml"'),
-    offset: z.number().int().min(0).default(0).describe('character offset across entries (nextOffset)'),
+    list: z.boolean().default(false),
+    entry: z.string().min(1).max(500).optional(),
+    offset: z.number().int().min(0).default(0).describe('nextOffset of the last page'),
     maxChars: z.number().int().min(1000).max(100_000).default(30_000),
   }),
   output: z.object({
@@ -188,7 +188,7 @@ export const downloadAttachment = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Save an attachment\'s bytes as a file inside MAILWARDEN_DOWNLOAD_DIR (refused when it is not set). The name comes from the attachment (or saveAs), made safe: one path segment, no control or bidi characters, length-capped. An existing file is never overwritten: "name (1).ext" is used instead. Files are created 0600 and every save goes to the action log.',
+    'Save an attachment\'s bytes as a file in MAILWARDEN_DOWNLOAD_DIR (refused when unset). The name (the attachment\'s, or saveAs) is made one safe path segment; an existing file is never overwritten ("name (1).ext"). Files are 0600; every save goes to the action log.',
   input: z.strictObject({
     ...which,
     saveAs: z.string().min(1).max(255).optional().describe('file name to use instead of the attachment name'),

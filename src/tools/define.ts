@@ -17,6 +17,12 @@ import type { InboxMarkStore } from '../store/inbox-mark.js';
  * read → readOnly; write → changes mailbox state, reversibly; destructive → may lose state;
  * external → talks to a host that is not the mail provider (open world).
  */
+/**
+ * JSON Schema keyword (set with zod's .meta) marking an input the model passes back as it
+ * received it, such as an undo plan: tools/list advertises it as one object with its description.
+ */
+export const OPAQUE = 'x-mailwarden-opaque';
+
 export type Access = 'read' | 'write' | 'destructive' | 'external';
 
 export interface Logger {

@@ -33,7 +33,7 @@ export const exportThread = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Write a thread to a file inside MAILWARDEN_DOWNLOAD_DIR (refused when it is not set) for a person to keep: markdown (headers and attachment names in code spans, each body in a fence the mail cannot close, sender authentication) or json (get_thread's view). Invisible and bidi characters are removed. An existing file is never overwritten. Every export goes to the action log.",
+    "Write a thread to a file in MAILWARDEN_DOWNLOAD_DIR (refused when unset) for a person to keep: markdown (each body in a fence the mail cannot close) or json (get_thread's view). Invisible and bidi characters are removed; no file is overwritten; every export goes to the action log.",
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     format: z.enum(['markdown', 'json']).default('markdown'),

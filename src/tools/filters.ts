@@ -26,11 +26,11 @@ import { mailReaders } from './lazy.js';
 const text = (what: string) => z.string().max(1000).optional().describe(what);
 const criteriaSchema = z
   .strictObject({
-    from: text('sender, Gmail search syntax (an address, a domain, "a OR b")'),
-    to: text('recipient, search syntax'),
-    subject: text('words in the subject'),
-    query: text('any Gmail search query the mail must match'),
-    negatedQuery: text('a search query the mail must NOT match'),
+    from: text('search syntax: an address, a domain, "a OR b"'),
+    to: text('search syntax'),
+    subject: text('words'),
+    query: text('Gmail search query'),
+    negatedQuery: text('must NOT match'),
     hasAttachment: z.boolean().optional(),
     excludeChats: z.boolean().optional(),
     size: z.number().int().min(1).max(100_000_000).optional().describe('bytes, with sizeComparison'),
@@ -40,12 +40,8 @@ const criteriaSchema = z
 const labelsIn = (what: string) => z.array(z.string().min(1).max(225)).max(20).default([]).describe(what);
 export const actionInput = {
   criteria: criteriaSchema,
-  addLabels: labelsIn(
-    'label names or ids to add; a new name is created (STARRED, IMPORTANT, TRASH, CATEGORY_* allowed)',
-  ),
-  removeLabels: labelsIn(
-    'label names or ids to remove (INBOX = skip the inbox, UNREAD = mark read, SPAM = never spam)',
-  ),
+  addLabels: labelsIn('names or ids; new names are created (STARRED, IMPORTANT, TRASH, CATEGORY_* allowed)'),
+  removeLabels: labelsIn('names or ids (INBOX: skip the inbox, UNREAD: mark read, SPAM: never spam)'),
 };
 
 const labelRef = z.object({ id: z.string(), name: z.string() });
@@ -211,7 +207,7 @@ export const previewFilter = defineTool({
   tier: 'filters',
   access: 'read',
   description:
-    'What create_filter would do, changing nothing: the mail it matches now (counted with the same search applyToExisting uses), filters with identical or overlapping criteria, labels that would be created, and whether future matches would disappear from view (trashed, or out of the inbox without a label).',
+    'What create_filter would do, changing nothing: the mail it matches now, filters with identical or overlapping criteria, labels that would be created, and whether future matches would vanish from view (trashed, or out of the inbox without a label).',
   input: z.strictObject({ ...actionInput, maxMessages: z.number().int().min(1).max(5000).default(1000) }),
   output: z.object({
     ...planOutput,

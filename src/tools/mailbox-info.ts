@@ -49,7 +49,7 @@ export const getProfile = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Mailbox address, message and thread totals, the current historyId (cursor for what_changed), provider, capabilities (history, server-side filters, how mail is organised), the trusted authserv-id sender authentication relies on, account name, mailwarden version.',
+    'Mailbox address, message and thread totals, historyId (the cursor for what_changed), provider, capabilities (history, server-side filters, how mail is organised), the trusted authserv-id, account name, mailwarden version.',
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),
@@ -105,7 +105,7 @@ export const whatChanged = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Changes since a historyId (from get_profile or the last what_changed): messages added/deleted, labels added/removed per message, and nextHistoryId for next time. A historyId too old for the server is an invalid_input error, never an empty answer.',
+    'Changes since a historyId (from get_profile or the last what_changed): messages added/deleted, labels added/removed per message, and nextHistoryId. A historyId too old for the server is an invalid_input error, never an empty page.',
   input: z.strictObject({
     historyId: z
       .string()

@@ -25,13 +25,12 @@ const messageIdSchema = z
 const targets = {
   threadId: threadIdSchema.optional(),
   threadIds: z.array(threadIdSchema).min(1).max(MAX_THREADS).optional(),
-  messageIds: z
-    .array(messageIdSchema)
-    .min(1)
-    .max(MAX_THREADS)
-    .optional()
-    .describe('only these messages, not their threads'),
+  messageIds: z.array(messageIdSchema).min(1).max(MAX_THREADS).optional(),
 };
+
+/** What the label tools' descriptions say of their targets (the fields themselves say nothing). */
+const TARGETS_NOTE =
+  'Exactly one of threadId, threadIds (whole threads) or messageIds (those messages); results per item.';
 
 interface Targets {
   threadId?: string | undefined;
@@ -100,7 +99,7 @@ export const modifyLabels = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Add and remove labels (by name or id) on every message of one thread (threadId) or several (threadIds), or on messages alone (messageIds). Unknown names in add are created (nested "A/B" too); unknown ids are refused. Each item is reported changed, refused (write policy, with the rule), failed (with the error) or notAttempted (after cancellation).',
+    'Add and remove labels (names or ids) on every message of threads (threadId / threadIds) or on single messages (messageIds). Unknown names in add are created ("A/B" too); unknown ids are refused. Results per item (refused: with the write policy\'s rule).',
   input: z
     .strictObject({ ...targets, add: labelList.default([]), remove: labelList.default([]) })
     .superRefine(oneOfTargets),
@@ -158,7 +157,7 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
     title,
     tier: 'manage',
     access: 'write',
-    description: `${description} Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
+    description: `${description} ${TARGETS_NOTE}`,
     input: z.strictObject(targets).superRefine(oneOfTargets),
     output: z.object(report),
     handle: (ctx, args) =>
@@ -176,19 +175,19 @@ export const archive = fixedChange(
   'archive',
   'Archive threads',
   { add: [], remove: ['INBOX'] },
-  'Archive threads: remove INBOX from every message (the mail stays in All Mail).',
+  'Archive: remove INBOX (the mail stays in All Mail).',
 );
 export const markRead = fixedChange(
   'mark_read',
   'Mark threads read',
   { add: [], remove: ['UNREAD'] },
-  'Mark every message of the threads read.',
+  'Mark mail read.',
 );
 export const markUnread = fixedChange(
   'mark_unread',
   'Mark threads unread',
   { add: ['UNREAD'], remove: [] },
-  'Mark every message of the threads unread.',
+  'Mark mail unread.',
 );
 
 export const trash = defineTool({
@@ -197,7 +196,7 @@ export const trash = defineTool({
   tier: 'manage',
   // Gmail empties the trash after 30 days, so this can lose mail if nobody untrashes it.
   access: 'destructive',
-  description: `Move threads to the trash (untrash brings them back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
+  description: `Move to the trash (untrash brings it back; Gmail deletes trashed mail after 30 days). Never deletes anything itself. ${TARGETS_NOTE}`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
@@ -218,7 +217,7 @@ export const untrash = defineTool({
   title: 'Restore threads from trash',
   tier: 'manage',
   access: 'write',
-  description: `Take threads out of the trash. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
+  description: `Take mail out of the trash. ${TARGETS_NOTE}`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>
@@ -238,7 +237,7 @@ export const moveToSpam = fixedChange(
   'move_to_spam',
   'Move threads to spam',
   { add: ['SPAM'], remove: ['INBOX'] },
-  'Move threads to the spam folder (restore brings them back).',
+  'Move to spam (restore brings it back).',
 );
 
 export const restore = defineTool({
@@ -246,7 +245,7 @@ export const restore = defineTool({
   title: 'Restore threads to the inbox',
   tier: 'manage',
   access: 'write',
-  description: `Bring threads back to the inbox from the archive, spam or trash. Exactly one of threadId, threadIds, messageIds; results per item (refused: the write policy's rule).`,
+  description: `Bring mail back to the inbox from the archive, spam or trash. ${TARGETS_NOTE}`,
   input: z.strictObject(targets).superRefine(oneOfTargets),
   output: z.object(report),
   handle: (ctx, args) =>

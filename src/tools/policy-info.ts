@@ -37,7 +37,7 @@ export const countMoves = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Exact counts of this account's moves from the write policy's action log between two local days (from/to, YYYY-MM-DD, both included, in the server's time zone like the daily cap; default: the last 7 days): items moved by kind (archive, spam, trash, snooze, restore, label), with moves by sender rules (rule) and moves the agent asked for (agent) kept apart; refused and failed items; writes whose outcome is not known (latest line pending or unknown) counted as unknown; moved items per sender (top N). Damaged log lines are listed by line number, and complete is false then.",
+    "Exact counts of this account's moves from the action log between two local days (from/to, both included; default: the last 7 days): by kind, by sender rules (rule) or the agent (agent), refused, failed and unknown outcomes, and the top senders. complete is false when log lines are damaged.",
   input: z.strictObject({
     from: day.describe('first local day (default: 6 days before to)'),
     to: day.describe('last local day (default: today)'),
@@ -90,7 +90,7 @@ export const listSenderRules = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "This account's sender rules (policy.json senderRules): addresses and domains whose inbox mail the server itself archives or moves to spam (a domain covers its subdomains; an address matches exactly), how often a serving server applies them (sweepRulesEveryMinutes; 0: never on its own), and the policy file's path. Only editing policy.json changes them. Rule moves pass the write policy; the daily cap does not count them.",
+    "This account's sender rules (policy.json senderRules): addresses and domains (subdomains included) whose inbox mail the server archives or moves to spam, how often it sweeps (sweepRulesEveryMinutes; 0: never), and the file's path. Only editing policy.json changes them.",
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),

@@ -69,7 +69,7 @@ export const search = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Search threads with Gmail query syntax (from: to: subject: label: in: is: category: has:attachment filename: newer_than: older_than: after: before: larger: smaller: list: rfc822msgid:, OR, {}, (), -, "phrases"). Spam and trash excluded unless named. Read-state, location and category predicates are re-checked on each hit\'s live labels; stale hits are dropped and counted.',
+    'Search threads with Gmail query syntax (from: to: subject: label: in: is: category: has:attachment filename: newer_than: older_than: after: before: larger: smaller: list: rfc822msgid:, OR, {}, (), -, "phrases"). Spam and trash excluded unless named. Read-state, location and category predicates are re-checked on live labels; stale hits are dropped and counted.',
   input: z.strictObject({
     query: z.string().max(2000).default('in:inbox').describe('Gmail search query'),
     maxResults: z.number().int().min(1).max(50).default(10),

@@ -266,7 +266,7 @@ export const sweepSnoozed = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Bring every snoozed thread whose due time has passed (by the server's clock and time zone) back to the inbox, marked unread, and remove its snooze label; emptied due labels are deleted. Batched (1000 messages per request) with per-batch results; running it again after a failure finishes the job without repeating what was done. dryRun: true only reports what is due.",
+    'Bring every snoozed thread that is due (server clock and zone) back to the inbox, marked unread, without its snooze label; emptied due labels are deleted. Per-batch results; running it again after a failure finishes the job. dryRun: only report what is due.',
   input: z.strictObject({ dryRun: z.boolean().default(false) }),
   output: sweepOutput,
   handle: (ctx, args) => runSweep(ctx, args.dryRun),

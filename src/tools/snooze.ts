@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import type { ErrorCode } from '../mail/errors.js';
-import { UNTIL_FORMS, isoInZone, resolveUntil } from '../mail/snooze-dates.js';
+import { isoInZone, resolveUntil } from '../mail/snooze-dates.js';
 import { SNOOZE_PARENTS, snoozeLabelName, snoozeLabelsOf } from '../mail/snooze-labels.js';
 import type { SnoozeLabel } from '../mail/snooze-labels.js';
 import type { Label } from '../mail/types.js';
@@ -160,7 +160,8 @@ export const snooze = defineTool({
   title: 'Snooze threads',
   tier: 'manage',
   access: 'write',
-  description: `Take threads out of the inbox until a time, on plain labels every mail client shows (MCP/Snoozed/2026-06-20 is due at the start of that day; MCP/Snoozed/2026-06-20T0930 at that minute). The server resolves until in its own time zone: ${UNTIL_FORMS}. A snoozed thread's old snooze label is replaced. sweep_snoozed (or \`mailwarden sweep\`) brings due threads back.`,
+  description:
+    "Take threads out of the inbox until a time, on labels any mail client shows (MCP/Snoozed/2026-06-20, …T0930 for a minute). until, in the server's time zone: a date, a date and time (2026-06-20 9am), today / tomorrow / weekend / next week / a weekday with an optional time, or 'in N days|weeks|hours'. sweep_snoozed brings due threads back.",
   input: z.strictObject({
     ...threadList,
     until: z.string().min(1).max(100).describe('when it comes back, e.g. "tomorrow 9am", "2026-06-20"'),
@@ -245,7 +246,7 @@ export const listSnoozed = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Every snoozed thread, earliest due first: threadId, when it is due (ISO with the server zone offset, and the label), subject, and overdue when the due time has passed but no sweep has brought it back yet.',
+    'Snoozed threads, earliest due first: when each is due (server zone) and its label, subject, and overdue when due but not yet swept back.',
   input: z.strictObject({
     limit: z.number().int().min(1).max(500).default(100).describe('threads to read subjects for'),
   }),

@@ -120,7 +120,7 @@ export const listUnsubscribe = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "How a thread's sender offers to unsubscribe, from its newest message with List-Unsubscribe (a later reply does not hide it): https and mailto URIs, and whether that message offers RFC 8058 one-click (only then can unsubscribe act). Without the header, unsubscribe-looking body links are bodyCandidates: for the human only, never fetched or accepted by unsubscribe.",
+    "How a thread's sender offers to unsubscribe, from its newest message with List-Unsubscribe: https and mailto URIs, and whether it offers RFC 8058 one-click (only then can unsubscribe act). Body links that look like unsubscribing are bodyCandidates, for the human only.",
   input: z.strictObject({ threadId: z.string().min(1).max(256) }),
   output: z.object({
     threadId: z.string(),
@@ -193,7 +193,7 @@ export const listSubscriptions = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Scan the threads matching a query (default newer_than:90d, at most maxThreads) and group them by sender: thread and unread counts, date range, and each sender's unsubscribe options from its newest thread that carries List-Unsubscribe (pass that threadId to unsubscribe). One metadata read per thread; sendersFound counts senders before the topN cut. listsOnly: only senders whose mail carries List-Unsubscribe.",
+    "Group the threads matching a query (default newer_than:90d, at most maxThreads) by sender: thread and unread counts, date range, and the sender's unsubscribe options with the threadId to pass to unsubscribe. sendersFound counts senders before the topN cut.",
   input: z.strictObject({
     query: z.string().max(2000).default('newer_than:90d').describe('Gmail search query'),
     maxThreads: z.number().int().min(1).max(500).default(200),

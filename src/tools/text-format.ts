@@ -11,8 +11,7 @@ type Obj = Record<string, unknown>;
 type Renderer = (out: Obj) => string;
 
 /** The one description of `format` every tool that has it shares (tools/list pays per word). */
-export const FORMAT_DESCRIPTION =
-  'text: a readable copy instead of the JSON text content (structuredContent unchanged)';
+export const FORMAT_DESCRIPTION = 'readable text instead of JSON';
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);

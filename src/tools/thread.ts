@@ -140,10 +140,7 @@ async function fetchBodyParts(ctx: ToolContext, messages: readonly MailMessage[]
 const readShape = {
   bodies: z.enum(['full', 'text', 'new', 'none']).default('text'),
   maxBodyChars: z.number().int().min(100).max(100_000).default(20_000).describe('per message'),
-  includeHidden: z
-    .boolean()
-    .default(false)
-    .describe('with bodies: full, also return the hidden HTML text (hiddenText.pieces), fenced and labelled'),
+  includeHidden: z.boolean().default(false).describe('bodies full: also the hidden HTML text, fenced'),
 };
 
 interface ReadArgs {
@@ -177,7 +174,7 @@ export const getThread = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Read a thread's messages (oldest first). bodies: text (default, plain text; HTML turned into text keeping link targets), new (also drops trailing quoted history), full (text plus every header), none. lastN / afterMessageId limit which messages are returned; messageCount and omittedMessages are always given. Reading never marks mail read.",
+    "Read a thread's messages, oldest first. bodies: text (default; HTML as text with link targets), new (without quoted history), full (plus every header), none. lastN / afterMessageId pick messages; messageCount and omittedMessages are always given. Never marks mail read.",
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     bodies: readShape.bodies,

@@ -117,7 +117,7 @@ export const triageDigest = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'An overview for deciding what to do with the threads matching a query (default in:inbox, at most maxThreads), not a list: top senders with signals, label and age buckets, unread (live labels) and attachment counts, threads per signal. Each bucket names up to 3 example threadIds. One metadata read per thread, plus a full read where the MIME type can hide attachments or an invite (readParts: false skips those; notJudged counts them).',
+    'Overview of the threads matching a query (default in:inbox, at most maxThreads), not a list: top senders with signals, label and age buckets, unread (live labels) and attachment counts, threads per signal, each with up to 3 example threadIds. readParts: false skips opening multipart mail (notJudged counts it).',
   input: z.strictObject({
     query: z.string().max(2000).default('in:inbox').describe('Gmail search query'),
     maxThreads: z.number().int().min(1).max(500).default(200),
@@ -250,7 +250,7 @@ export const followUps = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "awaitingReply: threads you wrote last, olderThanDays or more ago (within withinDays), to someone else, unanswered (notes to yourself and auto-replies do not count). awaitingYou: inbox threads whose last message is a person asking you something (not a list or robot). Judged on each thread's last message and live labels; stale index hits are corrected and counted. Spoofed-looking requests are setAside, never listed. Newest first.",
+    'awaitingReply: threads you wrote last, olderThanDays or more ago (within withinDays), to someone else, unanswered (auto-replies and notes to self do not count). awaitingYou: inbox threads whose last message is a person asking you something. Judged on live labels; spoofed-looking requests are setAside. Newest first.',
   input: z.strictObject({
     olderThanDays: z.number().int().min(0).max(365).default(3),
     withinDays: z.number().int().min(1).max(366).default(30).describe('look back this far for both lists'),

@@ -204,7 +204,7 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
 const logged = (i: Item): boolean => !['already_requested', 'duplicate', 'would_call'].includes(i.outcome);
 
 const DESCRIPTION =
-  "RFC 8058 one-click only: an HTTPS POST of exactly List-Unsubscribe=One-Click to the https URI in the List-Unsubscribe header of the thread's newest message carrying one, and only when that same message has List-Unsubscribe-Post. Takes thread ids, never a URL. mailto and other links are reported for the human, never acted on. Each hop passes an SSRF guard (https on port 443, no credentials, every DNS answer a public address, the connection pinned to the checked address), at most 3 redirects, 10 s per sender. The response body is never read. One request per sender per server run (force: true repeats). dryRun: true runs the header and URL checks without any network, not even DNS, and shows wouldCall.";
+  "RFC 8058 one-click only: one HTTPS POST to the List-Unsubscribe URI of the thread's newest message carrying one, if that message also has List-Unsubscribe-Post. Takes thread ids, never a URL; mailto and other links are only reported. Every hop passes an SSRF guard (public addresses only, pinned connection, 3 redirects, 10 s). One request per sender per server run (force: true repeats). dryRun: every check, no network.";
 
 export const unsubscribe = defineTool({
   name: 'unsubscribe',
@@ -215,10 +215,7 @@ export const unsubscribe = defineTool({
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     dryRun: z.boolean().default(false),
-    force: z
-      .boolean()
-      .default(false)
-      .describe('repeat a request already made to this sender in this server run'),
+    force: z.boolean().default(false).describe('repeat a request made earlier in this server run'),
   }),
   output: item,
   async handle(ctx, args) {
@@ -260,14 +257,11 @@ export const bulkUnsubscribe = defineTool({
   title: 'Unsubscribe from several senders (one-click)',
   tier: 'manage',
   access: 'external',
-  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (items not reached are listed in skippedOutOfTime). Thread ids only, never a query. An item with the same sender or URL as an earlier one is a duplicate and is not called again. ${DESCRIPTION}`,
+  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (not reached: skippedOutOfTime); a sender or URL already called is a duplicate, not called again. Each item as unsubscribe: RFC 8058 one-click only, the same guards, one request per sender per server run (force: true repeats); dryRun: no network.`,
   input: z.strictObject({
     threadIds: z.array(z.string().min(1).max(256)).min(1).max(BULK_MAX),
     dryRun: z.boolean().default(false),
-    force: z
-      .boolean()
-      .default(false)
-      .describe('repeat requests already made to these senders in this server run'),
+    force: z.boolean().default(false).describe('repeat requests made earlier in this server run'),
   }),
   output: z.object({
     results: z.array(item),

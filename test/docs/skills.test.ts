@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/mail/errors.js';
-import { toolsListSnapshot } from '../../src/mcp/snapshot.js';
+import { fullOutputSchemas, toolsListSnapshot } from '../../src/mcp/snapshot.js';
 import { RULE_KEYS } from '../../src/policy/write-policy.js';
 import { checkSkill, parseUsage, schemaVocabulary } from './skill-names.js';
 import type { Catalog, ToolInfo } from './skill-names.js';
@@ -54,12 +54,13 @@ beforeAll(async () => {
   const listed = (await toolsListSnapshot()) as Array<{
     name: string;
     inputSchema: { properties?: Record<string, unknown> };
-    outputSchema?: unknown;
   }>;
   const tools = new Map<string, ToolInfo>();
+  // Field names come from the full output shapes: tools/list advertises only their outline.
+  const outputs = fullOutputSchemas();
   for (const t of listed) {
     const vocabulary = schemaVocabulary(t.inputSchema);
-    schemaVocabulary(t.outputSchema, vocabulary);
+    schemaVocabulary(outputs[t.name], vocabulary);
     tools.set(t.name, {
       name: t.name,
       params: new Set(Object.keys(t.inputSchema.properties ?? {})),

@@ -297,11 +297,11 @@ for (const kind of CLIENT_KINDS) {
         expect(tools.map((t) => t.name)).toEqual(
           expect.arrayContaining(['search', 'get_thread', 'create_filter', 'archive']),
         );
-        for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
-        // Shapes repeated in one output schema are shared through $defs; the calls below validate
-        // results through those $refs (get_thread, list_filters, modify_labels, create_filter).
-        for (const name of ['get_thread', 'list_filters', 'modify_labels', 'create_filter'])
-          expect(JSON.stringify(tools.find((t) => t.name === name)?.outputSchema), name).toContain('"$ref"');
+        for (const t of tools) {
+          expect(t.outputSchema, t.name).toBeDefined();
+          const props = (t.outputSchema as { properties?: object } | undefined)?.properties ?? {};
+          expect(Object.keys(props).length, t.name).toBeGreaterThan(0);
+        }
       });
 
       it('successful results pass the client’s outputSchema validation', async () => {

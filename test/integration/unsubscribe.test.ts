@@ -44,10 +44,11 @@ describe('unsubscribe through the real server', () => {
     expect(by('list_unsubscribe')?.annotations).toMatchObject({ readOnlyHint: true });
     expect(by('list_subscriptions')?.annotations).toMatchObject({ readOnlyHint: true });
     for (const n of ['unsubscribe', 'bulk_unsubscribe']) {
-      expect(by(n)?.annotations, n).toMatchObject({
+      // idempotentHint is left at its default, false; the rest are explicit.
+      expect(by(n)?.annotations, n).toEqual({
         openWorldHint: true,
-        idempotentHint: false,
         readOnlyHint: false,
+        destructiveHint: false,
       });
       const props = Object.keys((by(n)?.inputSchema as { properties?: object }).properties ?? {});
       expect(props, n).not.toContain('url');

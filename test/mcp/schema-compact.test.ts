@@ -56,13 +56,13 @@ const byName = (name: string): Listed => {
   return t;
 };
 
-describe('shared shapes in output schemas', () => {
+describe('shared shapes in the full output schemas (docs/output-schemas.json)', () => {
   it('accept exactly what the inline schema accepts: every $ref resolves to the shape it replaced', () => {
     let shared = 0;
     for (const tool of ALL_TOOLS) {
       const raw = z.toJSONSchema(tool.output, { target: 'draft-2020-12', io: 'output' }) as Obj;
-      const compact = compactSchema(raw, true);
-      const inlineOnly = compactSchema(raw, true, false);
+      const compact = compactSchema(raw, true, true, Infinity);
+      const inlineOnly = compactSchema(raw, true, false, Infinity);
       expect(inline(compact), tool.name).toEqual(inlineOnly);
       expect(JSON.stringify(compact).length, tool.name).toBeLessThanOrEqual(
         JSON.stringify(inlineOnly).length,
@@ -94,8 +94,70 @@ describe('shared shapes in output schemas', () => {
   });
 });
 
-describe('the validators clients use resolve the shared shapes', () => {
+describe('advertised input schemas', () => {
+  it('name every argument the tool takes, typed, with its enum, default and numeric bounds', () => {
+    for (const tool of ALL_TOOLS) {
+      const listed = byName(tool.name).inputSchema as { properties: Record<string, Obj> };
+      for (const key of Object.keys(tool.input.shape)) {
+        expect(listed.properties[key], `${tool.name}.${key}`).toBeDefined();
+        expect(listed.properties[key]?.['type'], `${tool.name}.${key}`).toBeDefined();
+      }
+    }
+    const search = byName('search').inputSchema as { properties: Record<string, Obj> };
+    expect(search.properties['maxResults']).toEqual({
+      default: 10,
+      type: 'integer',
+      minimum: 1,
+      maximum: 50,
+    });
+    expect(search.properties['query']?.['default']).toBe('in:inbox');
+  });
+
+  it('leave string patterns and lengths to the server, whose own schema still refuses them', () => {
+    const archive = byName('archive');
+    expect(JSON.stringify(archive.inputSchema)).not.toContain('pattern');
+    const tool = ALL_TOOLS.find((t) => t.name === 'archive');
+    const parsed = tool?.input.safeParse({ threadId: '../x' });
+    expect(parsed?.success).toBe(false);
+    expect(parsed?.error?.issues[0]?.path).toEqual(['threadId']);
+  });
+
+  it('advertise an undo plan as one object the model passes back, checked in full by the server', () => {
+    const undo = byName('undo_bulk_modify').inputSchema as { properties: Record<string, Obj> };
+    expect(undo.properties['plan']).toEqual({
+      type: 'object',
+      description: "bulk_modify's undoPlan, unchanged",
+    });
+    const tool = ALL_TOOLS.find((t) => t.name === 'undo_bulk_modify');
+    expect(tool?.input.safeParse({ plan: { kind: 'mailwarden.undo' } }).success).toBe(false);
+  });
+});
+
+describe('advertised output schemas are outlines every result satisfies', () => {
+  it('list every top-level field with its type and which are always there, nothing nested or described', () => {
+    for (const tool of ALL_TOOLS) {
+      const out = byName(tool.name).outputSchema as { properties: Record<string, Obj>; required?: string[] };
+      const full = z.toJSONSchema(tool.output, { target: 'draft-2020-12', io: 'output' }) as {
+        properties: Record<string, unknown>;
+        required?: string[];
+      };
+      expect(Object.keys(out.properties).sort(), tool.name).toEqual(Object.keys(full.properties).sort());
+      expect(out.required ?? [], tool.name).toEqual(full.required ?? []);
+      for (const [key, field] of Object.entries(out.properties)) {
+        expect(field['properties'], `${tool.name}.${key}`).toBeUndefined();
+        expect(field['items'], `${tool.name}.${key}`).toBeUndefined();
+        expect(field['description'], `${tool.name}.${key}`).toBeUndefined();
+      }
+    }
+  });
+});
+describe('the validators clients use', () => {
   const modify = byName('modify_labels').outputSchema;
+  const raw = z.toJSONSchema(ALL_TOOLS.find((t) => t.name === 'modify_labels')!.output, {
+    target: 'draft-2020-12',
+    io: 'output',
+  }) as Obj;
+  const full = compactSchema(raw, true, true, Infinity);
   const good = {
     change: { add: [{ id: 'Label_1', name: 'Work' }], remove: [] },
     createdLabels: [{ id: 'Label_1', name: 'Work' }],
@@ -104,11 +166,13 @@ describe('the validators clients use resolve the shared shapes', () => {
     notAttempted: [],
     usage: { requests: 2, quotaUnits: 15 },
   };
-  // The broken part sits behind a $ref: a validator that skipped it would accept this.
-  const bad = { ...good, createdLabels: [{ id: 'Label_1' }] };
+  // Broken behind a $ref in the full schema; the outline does not look inside the list.
+  const badInside = { ...good, createdLabels: [{ id: 'Label_1' }] };
+  const badTop = { ...good, changed: 'all of them' };
+  const { usage: _usage, ...missing } = good;
 
-  it('modify_labels shares its label list through $defs', () => {
-    expect(refs(modify).length).toBeGreaterThan(1);
+  it('the full modify_labels schema shares its label list through $defs', () => {
+    expect(refs(full).length).toBeGreaterThan(1);
   });
 
   const validators: Array<[string, (schema: Obj) => (v: unknown) => boolean]> = [
@@ -118,11 +182,16 @@ describe('the validators clients use resolve the shared shapes', () => {
     ['ajv 6', (s) => new Ajv6({ allErrors: true }).compile(s)],
   ];
   for (const [name, make] of validators) {
-    it(`${name}: compiles every output schema and follows $ref`, () => {
+    it(`${name}: compiles every advertised output schema; outline and full schema judge results`, () => {
       for (const t of listing) expect(() => make(t.outputSchema), t.name).not.toThrow();
-      const check = make(modify);
+      const outline = make(modify);
+      expect(outline(good)).toBe(true);
+      expect(outline(badTop)).toBe(false);
+      expect(outline(missing)).toBe(false);
+      expect(outline(badInside)).toBe(true);
+      const check = make(full);
       expect(check(good)).toBe(true);
-      expect(check(bad)).toBe(false);
+      expect(check(badInside)).toBe(false);
     });
   }
 });

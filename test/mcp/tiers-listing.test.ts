@@ -62,15 +62,17 @@ describe('tiers decide which tools are listed', () => {
 
   it('annotations come from access', async () => {
     const tools = await listed({});
-    expect(tools.find((t) => t.name === 'search')?.annotations).toMatchObject({
+    // A read tool gives no destructive or idempotent hint (meaningless when read-only), and
+    // the title only once, on the tool.
+    expect(tools.find((t) => t.name === 'search')?.annotations).toEqual({
       readOnlyHint: true,
-      destructiveHint: false,
       openWorldHint: false,
     });
     expect(tools.find((t) => t.name === 'probe_write')?.annotations).toMatchObject({
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
+      openWorldHint: false,
     });
   });
 });

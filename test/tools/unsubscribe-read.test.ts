@@ -193,6 +193,6 @@ describe('tools/list', () => {
     expect(by('list_unsubscribe')).toMatchObject({ readOnlyHint: true, openWorldHint: false });
     expect(by('list_subscriptions')).toMatchObject({ readOnlyHint: true });
     for (const n of ['unsubscribe', 'bulk_unsubscribe'])
-      expect(by(n), n).toMatchObject({ readOnlyHint: false, openWorldHint: true, idempotentHint: false });
+      expect(by(n), n).toEqual({ readOnlyHint: false, openWorldHint: true, destructiveHint: false });
   });
 });

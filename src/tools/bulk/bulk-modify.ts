@@ -82,14 +82,9 @@ export const bulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Add/remove labels (names or ids; unknown names in add are created) on every MESSAGE matching a Gmail query, with messages.batchModify in chunks of 1,000, reporting each chunk. dryRun: counts, samples and, when something matches, a previewToken (30 min, single use, kept in server memory) that pins the exact set for the write. crossCheck: re-ask the query's read-state/location/category predicates against live labels and leave contradicted messages unchanged (it narrows what is written; it does not find what the index missed, so unverifiedPredicates still lists them). undo: read labels first and return an exact undoPlan for undo_bulk_modify. verify: read labels back afterwards. unverifiedPredicates lists predicates taken on the index's word. A move out of the inbox (remove INBOX, add SPAM or TRASH) passes the write policy: refused before writing when it would exceed the agent moves left today (remainingToday), then judged message by message (refused: the ones it kept, with the rule and why); labels added must be in allowedLabels.",
+    'Add/remove labels (names or ids; new names are created) on every MESSAGE matching a Gmail query, in chunks of 1,000 with a report per chunk. dryRun first: counts, samples and a previewToken (30 min, single use) pinning the exact set for the write. crossCheck: re-check read-state/location/category predicates on live labels, leaving contradicted messages alone; unverifiedPredicates lists what rests on the index alone. undo: also return an undoPlan for undo_bulk_modify. verify: read labels back. Moves out of the inbox pass the write policy (daily cap: remainingToday); added labels must be allowed.',
   input: z.strictObject({
-    query: z
-      .string()
-      .trim()
-      .min(1)
-      .max(2000)
-      .describe('Gmail search query (spam and trash excluded unless named)'),
+    query: z.string().trim().min(1).max(2000).describe('Gmail search query'),
     add: labelList.default([]),
     remove: labelList.default([]),
     dryRun: z.boolean().default(false),

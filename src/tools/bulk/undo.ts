@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
-import { defineTool } from '../define.js';
+import { OPAQUE, defineTool } from '../define.js';
 import { usage } from '../search.js';
 import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
 import { bulkRefusedSchema, moveOf, policyChunks, preflightMove, refusedEverything } from './policy.js';
@@ -37,8 +37,12 @@ export const undoBulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Replay the undoPlan a bulk_modify (undo: true) returned: each message regains exactly the labels it lost and loses exactly the labels it gained; messages that already had the target state are not in the plan and stay as they are. The plan is checked first (shape, account, label ids that still exist); a bad plan changes nothing. Reports per chunk like bulk_modify.',
-  input: z.strictObject({ plan: undoPlanSchema }),
+    'Replay the undoPlan of a bulk_modify (undo: true): each message regains exactly the labels it lost and loses those it gained. The plan is checked first (shape, account, labels that still exist); a bad plan changes nothing. Reports per chunk like bulk_modify.',
+  // A model hands the plan back as it got it, so its shape is advertised as one opaque object
+  // (src/mcp/schema-compact.ts); the full schema still checks it here.
+  input: z.strictObject({
+    plan: undoPlanSchema.meta({ description: "bulk_modify's undoPlan, unchanged", [OPAQUE]: true }),
+  }),
   output: z.object({
     account: z.string(),
     groups: z.number(),
