@@ -6,11 +6,24 @@ import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { toolsListSnapshot } from '../dist/mcp/snapshot.js';
+import { ALL_TOOLS } from '../dist/tools/index.js';
 
 // The advertised schemas, as the tsc build lists them through the SDK, baked into the bundle so a
 // start does not convert and compact them again (src/mcp/prebuilt-schemas.ts).
 const schemas = {};
 for (const t of await toolsListSnapshot()) schemas[t.name] = { input: t.inputSchema, output: t.outputSchema };
+
+// What a server needs of each tool before its first call (src/tools/lazy.ts): a start lists the
+// tools from this, and loads their definitions (and the zod schemas they build) on the first call.
+const toolMeta = ALL_TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  tier: t.tier,
+  access: t.access,
+  description: t.description,
+  ...(t.registry ? { registry: true } : {}),
+  ...(t.fanOut ? { fanOut: true } : {}),
+}));
 
 /**
  * zod re-exports every one of its ~60 error-message locales (z.locales), and esbuild keeps them
@@ -36,9 +49,10 @@ const zodEnglishOnly = {
  * Packages only tool calls need, whose loading cost a start pays before tools/list (measured by
  * importing each alone: the Public Suffix List ~19 ms, the confusables table ~24 ms, the charset
  * tables ~9 ms). Our code imports them statically; in the bundle each import is answered by a
- * stand-in that require()s the real package on first use, and esbuild emits such a require as a
- * wrapper that runs the package's code only when first called. `names` are the named imports
- * our code uses; a default import is the package's exports object (or the JSON).
+ * stand-in that require()s the real package on first use. The real package is bundled on its own
+ * (CommonJS, dist/bundle/lazy/), outside the chunks a start loads: inside a chunk, even code that
+ * never runs is read and parsed by every start (iconv-lite alone is ~500 kB). `names` are the
+ * named imports our code uses; a default import is the package's exports object (or the JSON).
  */
 const LAZY = {
   'iconv-lite': [],
@@ -59,8 +73,9 @@ const lazyDeps = {
     b.onLoad({ filter: /.*/, namespace: 'lazy-deps' }, (args) => ({
       resolveDir: resolve('.'),
       contents: [
+        "import { lazyRequire } from 'mw-lazy-require';",
         'let m;',
-        `const load = () => (m ??= require(${JSON.stringify(args.path)}));`,
+        `const load = () => (m ??= lazyRequire(${JSON.stringify(lazyFile(args.path))}));`,
         'const get = (_t, k) => { const v = load()[k]; return typeof v === "function" ? v.bind(load()) : v; };',
         'export default new Proxy({}, { get, has: (_t, k) => k in load() });',
         ...LAZY[args.path].map((n) => `export const ${n} = (...a) => load().${n}(...a);`),
@@ -69,11 +84,43 @@ const lazyDeps = {
   },
 };
 
+/** The file under dist/bundle/lazy/ that holds one lazily required module. */
+function lazyFile(spec) {
+  return `${spec.replace(/[^a-zA-Z0-9]+/g, '-')}.cjs`;
+}
+
+/**
+ * require() of a file in dist/bundle/lazy/ from wherever esbuild put the calling code (main.js in
+ * dist/bundle, or a chunk in dist/bundle/chunks). The path is computed, so esbuild leaves the
+ * require() alone instead of bundling the module back in.
+ */
+const lazyRequireModule = {
+  name: 'lazy-require',
+  setup(b) {
+    b.onResolve({ filter: /^mw-lazy-require$/ }, () => ({
+      path: 'mw-lazy-require',
+      namespace: 'lazy-require',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-require' }, () => ({
+      resolveDir: resolve('.'),
+      contents: [
+        "import { createRequire } from 'node:module';",
+        "const req = createRequire(new URL(/\\/chunks\\/[^/]*$/.test(import.meta.url) ? '../lazy/' : './lazy/', import.meta.url));",
+        "export const lazyRequire = (file) => req('./' + file);",
+      ].join('\n'),
+    }));
+  },
+};
+
 /**
  * The SDK server's Node shim builds its default JSON Schema validator on ajv, which it loads
  * (~290 kB) at import although a stdio server uses it only to check an elicitation answer. The
- * stand-in below is that same validator, required on its first getValidator call.
+ * stand-in below is that same validator, required (from dist/bundle/lazy/) on its first
+ * getValidator call.
  */
+const SDK_SHIM = 'mcp-server-shims.cjs';
+/** The real shim's path, found while bundling; the lazy file is built from it afterwards. */
+let sdkShimPath;
 const lazySdkValidator = {
   name: 'lazy-sdk-validator',
   setup(b) {
@@ -85,18 +132,20 @@ const lazySdkValidator = {
         namespace: 'lazy-sdk-validator',
       });
       if (!real.path.endsWith('shimsNode.mjs')) throw new Error(`unexpected SDK shim ${real.path}`);
+      sdkShimPath = real.path;
       return { path: real.path, namespace: 'lazy-sdk-validator' };
     });
     b.onLoad({ filter: /.*/, namespace: 'lazy-sdk-validator' }, (args) => ({
       resolveDir: dirname(args.path),
       contents: [
         "import process from 'node:process';",
+        "import { lazyRequire } from 'mw-lazy-require';",
         'let Real;',
         'class DefaultJsonSchemaValidator {',
         '  #args; #inner;',
         '  constructor(...args) { this.#args = args; }',
         '  getValidator(schema) {',
-        `    Real ??= require(${JSON.stringify(args.path)}).DefaultJsonSchemaValidator;`,
+        `    Real ??= lazyRequire(${JSON.stringify(SDK_SHIM)}).DefaultJsonSchemaValidator;`,
         '    this.#inner ??= new Real(...this.#args);',
         '    return this.#inner.getValidator(schema);',
         '  }',
@@ -125,16 +174,46 @@ const result = await build({
   banner: {
     js: "import { createRequire as __mwRequire } from 'node:module'; const require = __mwRequire(import.meta.url);",
   },
-  define: { __MAILWARDEN_SCHEMAS__: JSON.stringify(JSON.stringify(schemas)) },
-  plugins: [zodEnglishOnly, lazyDeps, lazySdkValidator],
+  define: {
+    __MAILWARDEN_SCHEMAS__: JSON.stringify(JSON.stringify(schemas)),
+    __MAILWARDEN_TOOLS__: JSON.stringify(JSON.stringify(toolMeta)),
+  },
+  plugins: [zodEnglishOnly, lazyDeps, lazySdkValidator, lazyRequireModule],
   logLevel: 'warning',
   metafile: true,
 });
 
+/** One lazily required module, bundled alone as CommonJS into dist/bundle/lazy/. */
+async function buildLazy(file, contents, resolveDir) {
+  const r = await build({
+    stdin: { contents, resolveDir, loader: 'js' },
+    bundle: true,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: `dist/bundle/lazy/${file}`,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  return Object.keys(r.metafile.outputs);
+}
+if (sdkShimPath === undefined)
+  throw new Error('the SDK server shim was not bundled: update lazySdkValidator');
+const lazyOutputs = await Promise.all([
+  ...Object.keys(LAZY).map((spec) =>
+    buildLazy(lazyFile(spec), `module.exports = require(${JSON.stringify(spec)});`, resolve('.')),
+  ),
+  buildLazy(SDK_SHIM, `module.exports = require(${JSON.stringify(sdkShimPath)});`, dirname(sdkShimPath)),
+]);
+
 // esbuild never deletes: chunks of earlier builds would pile up in dist/bundle/chunks and go into
 // the npm package and the desktop bundle. Remove every file this build did not write.
 const outdir = resolve('dist/bundle');
-const written = new Set(Object.keys(result.metafile.outputs).map((f) => resolve(f)));
+const written = new Set(
+  [...Object.keys(result.metafile.outputs), ...lazyOutputs.flat()].map((f) => resolve(f)),
+);
 for (const entry of readdirSync(outdir, { recursive: true, withFileTypes: true })) {
   const path = join(entry.parentPath, entry.name);
   if (entry.isFile() && !written.has(path)) rmSync(path);

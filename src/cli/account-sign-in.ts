@@ -3,7 +3,6 @@ import { rm } from 'node:fs/promises';
 import { MailError, invalidInput } from '../mail/errors.js';
 import type { Tier } from '../policy/tiers.js';
 import { addAccount, checkName, parseTiers, readAccounts } from '../store/accounts.js';
-import { imapByTerminal } from '../tools/accounts.js';
 import type {
   AccountEntry,
   PendingSignIn,
@@ -61,7 +60,8 @@ export function accountSignIns(deps: SignInDeps): (input: SignInRequest) => Prom
     const name = checkName(input.name, 'name');
     const list = await readAccounts(env);
     const entry = list.find((a) => a.name === name);
-    if (entry?.provider === 'imap') throw imapByTerminal(name);
+    // The tools' module builds their zod schemas at import: loaded only here, never at start.
+    if (entry?.provider === 'imap') throw (await import('../tools/accounts.js')).imapByTerminal(name);
     const tiers = parseTiers(input.tiers ?? entry?.tiers ?? ['read', 'manage'], 'tiers');
     const alias = input.alias === undefined ? undefined : checkName(input.alias, 'alias');
     const owner =

@@ -11,6 +11,11 @@ export interface Limits {
   rateLimitMaxWaitMs: number;
   /** A whole tool call, confirmation questions excepted. */
   callBudgetMs: number;
+  /**
+   * IMAP without LIST-STATUS: how old a folder check a read-only call may reuse to locate
+   * copies (labels) instead of a STATUS per label folder; 0: always live.
+   */
+  imapRecheckMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -18,6 +23,7 @@ export const DEFAULT_LIMITS: Limits = {
   writeMs: 30_000,
   rateLimitMaxWaitMs: 20_000,
   callBudgetMs: 120_000,
+  imapRecheckMs: 30_000,
 };
 
 const VARS: ReadonlyArray<[keyof Limits, string, number, number]> = [
@@ -25,6 +31,7 @@ const VARS: ReadonlyArray<[keyof Limits, string, number, number]> = [
   ['writeMs', 'MAILWARDEN_WRITE_TIMEOUT_MS', 1, 600_000],
   ['rateLimitMaxWaitMs', 'MAILWARDEN_RATE_LIMIT_MAX_WAIT_MS', 0, 300_000],
   ['callBudgetMs', 'MAILWARDEN_CALL_BUDGET_MS', 1, 3_600_000],
+  ['imapRecheckMs', 'MAILWARDEN_IMAP_RECHECK_MS', 0, 600_000],
 ];
 
 /**

@@ -164,15 +164,27 @@ async function serve(p: Parsed): Promise<void> {
   // Loaded only when asked for, so a plain server's start-up does not pay for it.
   if (process.env['MAILWARDEN_AUTO_SWEEP'] === '1')
     (await import('./sweep.js')).startAutoSweep(built.runtime);
-  // policy.json's sender rules, at start and every sweepRulesEveryMinutes.
-  const ruleSweeps = (await import('./sweep-rules.js')).startRuleSweeps(built.runtime);
+  // policy.json's sender rules, at start and every sweepRulesEveryMinutes. The first sweep waits
+  // a moment, so loading its code and reading the policy do not hold up a client's first
+  // exchange (cold start to tools/list is a benchmarked target: docs/benchmarks.md).
+  let ruleSweeps: Promise<{ stop(): Promise<void> } | undefined> | undefined;
+  const sweepsStart = setTimeout(() => {
+    ruleSweeps = import('./sweep-rules.js').then(
+      (m) => m.startRuleSweeps(built.runtime),
+      (e: unknown) => {
+        stderrLogger.warn('sender rules: cannot start the sweeps', { error: String(e) });
+        return undefined;
+      },
+    );
+  }, RULE_SWEEPS_DELAY_MS);
   let closing = false;
   const shutdown = () => {
     if (closing) return;
     closing = true;
+    clearTimeout(sweepsStart);
     // A rule sweep under way ends first, so its moves get their outcome lines in the log.
-    void ruleSweeps
-      .stop()
+    void (ruleSweeps ?? Promise.resolve(undefined))
+      .then((s) => s?.stop())
       .then(() => built.close())
       .finally(() => process.exit(0));
   };
@@ -180,6 +192,9 @@ async function serve(p: Parsed): Promise<void> {
   process.on('SIGTERM', shutdown);
   serveOverStdio(built.runtime, shutdown);
 }
+
+/** How long after start a serving server's first sender-rule sweep begins. */
+const RULE_SWEEPS_DELAY_MS = 1000;
 
 async function call(p: Parsed): Promise<number> {
   const [tool, json] = p.positional;

@@ -19,7 +19,7 @@ import { findAccount, readAccounts } from '../store/accounts.js';
 import type { AccountEntry } from '../store/accounts.js';
 import type { ImapSettings } from '../providers/imap/settings.js';
 import type { Clock } from '../mail/clock.js';
-import { ALL_TOOLS } from '../tools/index.js';
+import { startTools } from '../tools/lazy.js';
 import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
@@ -117,6 +117,7 @@ async function openImapMailbox(
   entry: AccountEntry,
   settings: ImapSettings,
   clock: Clock,
+  recheckMs: number,
 ): Promise<Mailbox> {
   const [{ readImapPassword }, { openImapSession }, { ImapMailbox }] = await Promise.all([
     import('../store/imap-secret.js'),
@@ -129,6 +130,7 @@ async function openImapMailbox(
     settings,
     session: openImapSession(settings, password, { account: entry.name }),
     now: () => clock.now(),
+    recheckMs,
     ...(entry.address === undefined ? {} : { address: entry.address }),
   });
 }
@@ -142,7 +144,7 @@ async function openConfiguredMailbox(
 ): Promise<Mailbox> {
   const entry = findAccount(await readAccounts(env), account);
   if (entry?.provider === 'imap' && entry.imap !== undefined)
-    return openImapMailbox(env, entry, entry.imap, clock);
+    return openImapMailbox(env, entry, entry.imap, clock, limits.imapRecheckMs);
   const [client, token] = await Promise.all([readOAuthClient(env), readToken(env, account)]);
   // Tests and benchmarks point a real client at a sandbox started elsewhere; loopback only.
   const sandboxUrl = env['MAILWARDEN_SANDBOX_URL'];
@@ -233,8 +235,12 @@ async function assemble(
   let service: Promise<PolicyService> | undefined;
   const policy = (): Promise<PolicyService> =>
     (service ??= import('../policy/service.js').then((m) => m.policyService(opts.env, actionLog, clock)));
+  const tools = await startTools((defined) =>
+    withCallBudget(defined, limits.callBudgetMs, { debug: debugOn(opts.env) }),
+  );
   const runtime: ServerRuntime = {
-    tools: withCallBudget(ALL_TOOLS, limits.callBudgetMs, { debug: debugOn(opts.env) }),
+    tools: tools.tools,
+    loadTools: tools.load,
     policy: {
       gateFor: async (account, mb) => (await policy()).gateFor(account, mb),
       effective: async (account) => (await policy()).effective(account),

@@ -26,9 +26,15 @@ import { takeFormat, withFormatInput } from './format.js';
 import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
 import { prebuiltSchema } from './prebuilt-schemas.js';
+import { markReadOnlyCall, reusedChecks } from '../providers/freshness.js';
 
 export interface ServerRuntime {
   tools: readonly AnyTool[];
+  /**
+   * Loads the tools' definitions when `tools` are stand-ins (the bundle: src/tools/lazy.ts); a
+   * call awaits it before it touches its tool. Absent: `tools` are the definitions.
+   */
+  loadTools?: () => Promise<void>;
   /** MAILWARDEN_CONFIRM; unset: read from the environment when a tool first asks. */
   confirmMode?: ConfirmMode;
   tiers: ReadonlySet<Tier>;
@@ -85,8 +91,11 @@ export function enabledTools(tools: readonly AnyTool[], tiers: ReadonlySet<Tier>
  * envelope naming the field. So the SDK sees a schema that advertises the real JSON Schema but
  * accepts anything, and the zod schema runs inside our handler.
  */
-function advertiseOnly(schema: z.ZodObject, name: string) {
-  const json = schema['~standard'].jsonSchema;
+function advertiseOnly(schema: () => z.ZodObject, name: string) {
+  // Built only when there is no prebuilt schema: a stand-in tool has no zod schema before its
+  // first call (src/tools/lazy.ts).
+  let built: z.ZodObject | undefined;
+  const json = () => (built ??= schema())['~standard'].jsonSchema;
   return {
     '~standard': {
       version: 1 as const,
@@ -94,8 +103,8 @@ function advertiseOnly(schema: z.ZodObject, name: string) {
       validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
       jsonSchema: {
         input: (o: JsonOpts) =>
-          prebuiltSchema(name, 'input', o.target) ?? compactSchema(json.input(o), false),
-        output: (o: JsonOpts) => compactSchema(json.output(o), false),
+          prebuiltSchema(name, 'input', o.target) ?? compactSchema(json().input(o), false),
+        output: (o: JsonOpts) => compactSchema(json().output(o), false),
       },
     },
   };
@@ -108,20 +117,28 @@ type JsonOpts = Parameters<z.ZodObject['~standard']['jsonSchema']['input']>[0];
  * validates with zod, so a result that breaks its schema becomes an internal_error envelope rather
  * than the SDK's free-text error.
  */
-function advertisedOutput(schema: z.ZodObject, name: string) {
-  const json = schema['~standard'].jsonSchema;
+function advertisedOutput(schema: () => z.ZodObject, name: string) {
+  let built: z.ZodObject | undefined;
+  const json = () => (built ??= schema())['~standard'].jsonSchema;
   return {
     '~standard': {
       version: 1 as const,
       vendor: 'mailwarden',
       validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
       jsonSchema: {
-        input: (o: JsonOpts) => compactSchema(json.input(o), true),
+        input: (o: JsonOpts) => compactSchema(json().input(o), true),
         output: (o: JsonOpts) =>
-          prebuiltSchema(name, 'output', o.target) ?? compactSchema(json.output(o), true),
+          prebuiltSchema(name, 'output', o.target) ?? compactSchema(json().output(o), true),
       },
     },
   };
+}
+
+/** The text format's line for a result that located copies from an earlier check. */
+function reusedNote(out: Record<string, unknown>): string {
+  const r = out['reusedChecks'] as { places?: string[]; oldestSeconds?: number } | undefined;
+  if (r?.places === undefined) return '';
+  return `labels from ${r.places.join(', ')}: located with a folder check up to ${r.oldestSeconds ?? 0} s old, not asked again\n`;
 }
 
 export function toolResult(
@@ -131,7 +148,7 @@ export function toolResult(
   render?: (out: Record<string, unknown>) => string,
 ): CallToolResult {
   const clean = sanitizeDeep(structured);
-  const body = render === undefined ? JSON.stringify(clean) : render(clean);
+  const body = render === undefined ? JSON.stringify(clean) : reusedNote(clean) + render(clean);
   const text = body.includes(fence.nonce) ? `${fence.notice()}\n${body}` : body;
   return { content: [{ type: 'text', text }], structuredContent: clean };
 }
@@ -163,8 +180,8 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: advertiseOnly(withFormatInput(tool, advertisedInput(tool)), tool.name),
-        outputSchema: advertisedOutput(tool.output, tool.name),
+        inputSchema: advertiseOnly(() => withFormatInput(tool, advertisedInput(tool)), tool.name),
+        outputSchema: advertisedOutput(() => tool.output, tool.name),
         annotations: annotationsFor(tool),
       },
       async (rawArgs, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -173,6 +190,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
         let account: string | undefined;
         let callArgs: Record<string, unknown> | undefined;
         try {
+          await runtime.loadTools?.();
           const taken = takeAccount(tool, rawArgs ?? {});
           account = taken.account;
           const { render, args: toolArgs } = takeFormat(tool, taken.args, runtime.format ?? 'json');
@@ -224,9 +242,15 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
               await ctx.mcpReq.notify({ method: 'notifications/progress', params });
             },
           };
+          // A read-only tool that can say so may locate copies from a recent folder check
+          // (src/providers/freshness.ts); what it took that way goes into its result.
+          const reports = tool.access === 'read' && 'reusedChecks' in tool.output.shape;
+          if (reports) markReadOnlyCall(ctx.mcpReq.signal);
           const out = routed.all
             ? await fanOut(runtime, tool, toolCtx, routed.all, parsed.data)
             : await tool.handle(toolCtx, parsed.data);
+          const reused = reports ? reusedChecks(ctx.mcpReq.signal) : undefined;
+          if (reused !== undefined) (out as Record<string, unknown>)['reusedChecks'] = reused;
           const checked = tool.output.safeParse(out);
           if (!checked.success) {
             runtime.log.warn('tool result does not match its output schema', {

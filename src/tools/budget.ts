@@ -1,3 +1,4 @@
+import { sameCall } from '../providers/freshness.js';
 import { MailError, errorChain } from '../mail/errors.js';
 import type { AnyTool, ToolContext } from './define.js';
 
@@ -86,9 +87,11 @@ async function budgeted(
   );
   const confirm = ctx.confirm;
   const showUrl = ctx.showUrl;
+  const signal = AbortSignal.any([ctx.signal, budget.controller.signal]);
+  sameCall(signal, ctx.signal);
   const budgetedCtx: ToolContext = {
     ...ctx,
-    signal: AbortSignal.any([ctx.signal, budget.controller.signal]),
+    signal,
     // A person signing in on a consent page is not the mailbox's time either.
     ...(showUrl === undefined
       ? {}

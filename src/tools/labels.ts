@@ -201,7 +201,7 @@ export const createLabel = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Create a label, idempotently: an existing name (any case) is returned, not duplicated. "Parent/Child" creates missing parents. backgroundColor and textColor (together) must be Gmail palette colours; they apply to an existing label too.',
+    'Create a label, idempotently: an existing name (any case) is returned. "Parent/Child" creates missing parents. backgroundColor and textColor (together) must be Gmail palette colours; they apply to an existing label too.',
   input: z
     .strictObject({
       name: z.string().min(1).max(MAX_NAME),

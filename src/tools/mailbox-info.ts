@@ -49,7 +49,7 @@ export const getProfile = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Mailbox address, message and thread totals, historyId (the cursor for what_changed), provider, capabilities (history, server-side filters, how mail is organised), the trusted authserv-id, account name, mailwarden version.',
+    'Mailbox address, message and thread totals, historyId (the cursor for what_changed), provider, capabilities (history, filters, how mail is organised), the trusted authserv-id, account name, version.',
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),

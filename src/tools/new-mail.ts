@@ -244,7 +244,7 @@ export const listNewMail = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more` says when some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so); Gmail: by arrival time.",
+    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so); Gmail: by arrival time.",
   input: z.strictObject({
     limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
     snippets: z.boolean().default(false).describe('add snippets (~150 characters a line)'),
@@ -354,7 +354,7 @@ export const markHandled = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    "Move this account's new-mail mark past one message (`uid` on IMAP, or `messageId`) so list_new_mail stops listing it and all before it. Refused: a uid at or above INBOX's UIDNEXT, or a backwards move without allowBackwards. Changes no mail.",
+    "Move this account's new-mail mark past one message (`uid` on IMAP, or `messageId`): list_new_mail stops listing it and all before it. Refused: a uid at or above INBOX's UIDNEXT, or a backwards move without allowBackwards. Changes no mail.",
   input: z.strictObject({
     uid: z.number().int().min(1).max(0xffffffff).optional().describe('IMAP: INBOX UID from list_new_mail'),
     messageId: z.string().min(1).max(256).optional(),
@@ -464,7 +464,7 @@ export const checkNewMailTool = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Compact answer for a gate that runs without a model: {wake, found, newest, topic}. wake is false when nothing is new or the newest is still `sinceTopic` (the topic the last wake saw).',
+    'Compact answer for a gate run without a model: {wake, found, newest, topic}. wake is false when nothing is new or the newest is still `sinceTopic` (the topic the last wake saw).',
   input: z.strictObject({ sinceTopic: z.string().max(200).optional() }),
   output: checkNewMailOutput,
   handle: (ctx, args) => checkNewMail(ctx, args.sinceTopic),

@@ -55,6 +55,17 @@ export const threadSummary = z.object({
 
 export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });
 
+/**
+ * A read-only result whose labels partly rest on a folder check an earlier call made
+ * (src/providers/freshness.ts): the server fills it in; a tool only declares it.
+ */
+export const reusedChecksField = z
+  .object({ places: z.array(z.string()), oldestSeconds: z.number() })
+  .optional()
+  .describe(
+    'IMAP without LIST-STATUS: folders whose copies (labels) were located from a check an earlier call made, at most oldestSeconds ago, not asked again',
+  );
+
 const accountOutcome = z.object({
   account: z.string(),
   ok: z.boolean(),
@@ -82,6 +93,7 @@ export const search = defineTool({
       }),
     ),
     nextPageToken: z.string().optional(),
+    reusedChecks: reusedChecksField,
     verification: z.object({
       predicates: z.array(z.string()).describe('label-state predicates re-checked on live labels'),
       indexHits: z.number(),

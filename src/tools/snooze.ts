@@ -246,7 +246,7 @@ export const listSnoozed = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Snoozed threads, earliest due first: when each is due (server zone) and its label, subject, and overdue when due but not yet swept back.',
+    'Snoozed threads, earliest due first: due time (server zone), label, subject, and overdue when due but not yet swept back.',
   input: z.strictObject({
     limit: z.number().int().min(1).max(500).default(100).describe('threads to read subjects for'),
   }),

@@ -10,6 +10,7 @@ import { defineTool, fenceOrEmpty } from './define.js';
 import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
+import { reusedChecksField } from './search.js';
 
 // 'unknown' stands for anything else a report says: a verdict field never holds free text.
 const SPF = [...SPF_RESULTS, 'unknown'] as const;
@@ -189,6 +190,7 @@ export const getThread = defineTool({
     messageCount: z.number(),
     omittedMessages: z.number(),
     messages: z.array(messageView),
+    reusedChecks: reusedChecksField,
   }),
   async handle(ctx, args) {
     if (args.includeHidden && args.bodies !== 'full')
@@ -242,7 +244,7 @@ export const getMessage = defineTool({
     messageId: z.string().min(1).max(256),
     ...readShape,
   }),
-  output: z.object({ threadId: z.string(), message: messageView }),
+  output: z.object({ threadId: z.string(), message: messageView, reusedChecks: reusedChecksField }),
   async handle(ctx, args) {
     if (args.includeHidden && args.bodies !== 'full')
       throw invalidInput('includeHidden', 'includeHidden needs bodies: "full"');

@@ -11,7 +11,7 @@ import type { ThreadReadOptions } from '../providers/mailbox.js';
 import { defineTool, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 import { labelMap } from './labels-cache.js';
-import { signalsSchema, usage } from './search.js';
+import { reusedChecksField, signalsSchema, usage } from './search.js';
 
 /** Thread reads in flight at once: the same politeness as search. */
 const THREAD_FETCH_CONCURRENCY = 10;
@@ -150,6 +150,7 @@ export const triageDigest = defineTool({
     ),
     sendersFound: z.number(),
     verification,
+    reusedChecks: reusedChecksField,
     notJudged: z.object({
       gone: z.number().describe('listed, then not found when read'),
       partsNotRead: z.number().describe('threads whose attachments and invites were not looked for'),
@@ -237,6 +238,7 @@ const followUpsOutput = z.object({
     )
     .describe('asks for a reply but looks spoofed: judge the sender before answering'),
   scanned: z.object({ sent: scanned, inbox: scanned.extend({ bodiesRead: z.number() }) }),
+  reusedChecks: reusedChecksField,
   notJudged: z.object({ gone: z.number().describe('listed, then not found when read') }),
   usage,
   accounts: z

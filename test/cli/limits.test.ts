@@ -3,14 +3,22 @@ import { DEFAULT_LIMITS, limitsFromEnv } from '../../src/cli/limits.js';
 import { MailError } from '../../src/mail/errors.js';
 
 describe('waits from the environment', () => {
-  it('defaults: 20 s per read, 30 s per write, one 20 s rate-limit wait, 120 s per call', () => {
+  it('defaults: 20 s per read, 30 s per write, one 20 s rate-limit wait, 120 s per call, 30 s IMAP recheck', () => {
     expect(limitsFromEnv({})).toEqual({
       readMs: 20_000,
       writeMs: 30_000,
       rateLimitMaxWaitMs: 20_000,
       callBudgetMs: 120_000,
+      imapRecheckMs: 30_000,
     });
     expect(limitsFromEnv({})).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('MAILWARDEN_IMAP_RECHECK_MS: 0 turns reuse off; out of range is refused by name', () => {
+    expect(limitsFromEnv({ MAILWARDEN_IMAP_RECHECK_MS: '0' }).imapRecheckMs).toBe(0);
+    expect(() => limitsFromEnv({ MAILWARDEN_IMAP_RECHECK_MS: '600001' })).toThrow(
+      /MAILWARDEN_IMAP_RECHECK_MS/,
+    );
   });
 
   it('MAILWARDEN_REQUEST_TIMEOUT_MS sets every request; MAILWARDEN_WRITE_TIMEOUT_MS overrides it for writes', () => {

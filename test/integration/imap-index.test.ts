@@ -11,7 +11,9 @@ import type { Backend } from '../helpers/backends.js';
  * read in earlier calls, once STATUS shows a folder unchanged. These tests change the mailbox
  * from a second client between calls — a new message, a reply, a move out of INBOX, a copy into
  * a label place, an expunge — and check that the next call shows the mailbox as it is now, on
- * both profiles (full: one LIST-STATUS per call; Bridge: STATUS per folder).
+ * both profiles (full: one LIST-STATUS per call; Bridge: STATUS per folder), with every check
+ * live (MAILWARDEN_IMAP_RECHECK_MS=0). The last describe runs Bridge with the default window, in
+ * which a read-only call may locate copies from an earlier call's check and must say so.
  */
 
 const mail = (id: string, subject: string, inReplyTo?: string) =>
@@ -43,7 +45,10 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
   const labelShown = profile === 'bridge' ? 'Receipts' : 'SENT';
 
   beforeAll(async () => {
-    b = await startBackend(profile, { env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    b = await startBackend(profile, {
+      env: { MAILWARDEN_TOOLS: 'read', MAILWARDEN_IMAP_RECHECK_MS: '0' },
+      tiers: ['read'],
+    });
     server = (b.imap as NonNullable<Backend['imap']>).server;
     await b.client.listTools();
   }, 120_000);
@@ -73,7 +78,10 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Index probe ${tag}`), []));
 
     // New mail: the listing from the index shows it first (newest), the thread holds one message.
-    const [newest] = await inboxThreads();
+    const listing = await b.call('search', { query: 'in:inbox', maxResults: 5 });
+    // Every check was live: nothing is reported as taken from an earlier one.
+    expect(listing.structured['reusedChecks']).toBeUndefined();
+    const [newest] = listing.structured['threads'] as Array<{ threadId: string; subject: string }>;
     expect(newest).toBeDefined();
     expect(unfence(newest?.subject ?? '')).toBe(`Index probe ${tag}`);
     expect(newest?.threadId).not.toBe(before[0]?.threadId);
@@ -159,5 +167,75 @@ describe.each(['full', 'bridge'] as const)('the folder index on %s', (profile) =
     expect(r.isError, r.text).toBe(false);
     const threads = r.structured['threads'] as Array<{ subject: string }>;
     expect(threads.map((t) => unfence(t.subject))).toEqual([`Sent probe ${tag}`]);
+  }, 120_000);
+});
+
+describe('Bridge with the default recheck window (30 s)', () => {
+  let b: Backend;
+  let server: DovecotServer;
+
+  beforeAll(async () => {
+    b = await startBackend('bridge', { env: { MAILWARDEN_TOOLS: 'read,manage' }, tiers: ['read', 'manage'] });
+    server = (b.imap as NonNullable<Backend['imap']>).server;
+    await b.client.listTools();
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  const labelsOf = (r: { structured: Record<string, unknown> }) =>
+    (r.structured['messages'] as Array<{ labels: string[] }>).map((m) => m.labels.map(unfence));
+
+  it('a read may locate copies from an earlier check and says so; a write checks live', async () => {
+    const tag = `win-${Date.now()}`;
+    await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Window probe ${tag}`), []));
+    const listed = await b.call('search', { query: 'in:inbox', maxResults: 5 });
+    expect(listed.isError, listed.text).toBe(false);
+    const [probe] = listed.structured['threads'] as Array<{ threadId: string; subject: string }>;
+    expect(unfence(probe?.subject ?? '')).toBe(`Window probe ${tag}`);
+    const tid = probe?.threadId as string;
+    // Checked live by this call or the search just before it.
+    let t = await b.call('get_thread', { threadId: tid, bodies: 'none' });
+    expect(labelsOf(t)).toEqual([['INBOX']]);
+
+    // Another client labels it Receipts (a copy in Labels/Receipts).
+    await withMailClient(server, async (c) => {
+      await c.mailboxOpen('INBOX');
+      const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
+      await c.messageCopy(uids.join(','), 'Labels/Receipts', { uid: true });
+    });
+
+    // Within the window the read located copies from the earlier check: it does not show the
+    // new label, and it says which folders it did not ask again and how old their check was.
+    t = await b.call('get_thread', { threadId: tid, bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    expect(labelsOf(t)[0]).not.toContain('Receipts');
+    const reused = t.structured['reusedChecks'] as { places: string[]; oldestSeconds: number };
+    expect(reused.places).toContain('Labels/Receipts');
+    expect(reused.oldestSeconds).toBeGreaterThanOrEqual(0);
+    expect(reused.oldestSeconds).toBeLessThanOrEqual(30);
+    // The text format says it too.
+    const text = await b.call('get_thread', { threadId: tid, bodies: 'none', format: 'text' });
+    expect(text.text).toMatch(/labels from .*Labels\/Receipts.*located with a folder check up to \d+ s old/);
+
+    // A write never takes an earlier check: mark_read reads every place live, and reports the
+    // thread as it is; after it, the label is there for reads too.
+    const w = await b.call('mark_read', { threadId: tid });
+    expect(w.isError, w.text).toBe(false);
+    expect((w.structured['changed'] as unknown[]).length).toBe(1);
+    t = await b.call('get_thread', { threadId: tid, bodies: 'none' });
+    expect(labelsOf(t)[0]).toEqual(expect.arrayContaining(['INBOX', 'Receipts']));
+  }, 120_000);
+
+  it('the folders a search reads its hits from are always asked live', async () => {
+    const warm = await b.call('search', { query: 'in:inbox', maxResults: 5 });
+    expect(warm.isError, warm.text).toBe(false);
+    const tag = `live-${Date.now()}`;
+    await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Live probe ${tag}`), []));
+    for (const query of ['in:inbox', 'in:inbox is:unread']) {
+      const r = await b.call('search', { query, maxResults: 5 });
+      const subjects = (r.structured['threads'] as Array<{ subject: string }>).map((x) => unfence(x.subject));
+      expect(subjects, query).toContain(`Live probe ${tag}`);
+    }
   }, 120_000);
 });

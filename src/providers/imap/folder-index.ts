@@ -1,7 +1,8 @@
-import type { ImapFlow, StatusObject } from 'imapflow';
+import type { ImapFlow, MailboxObject, StatusObject } from 'imapflow';
 import { examine, fetchCopies, readCopy, searchUids, syncSelected, unsyncedSelection } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import type { Folder } from './query.js';
+import { isReadOnlyCall, noteReusedCheck } from '../freshness.js';
 
 /*
  * Which messages a folder holds, without asking the folder each call.
@@ -23,6 +24,13 @@ import type { Folder } from './query.js';
  * When they differ the index catches up: a FETCH of the UIDs from the old UIDNEXT on, and, when
  * the count still differs, a SEARCH ALL to drop what left. A write this server makes forgets the
  * statuses seen so far, so the read that verifies it checks again.
+ *
+ * Without LIST-STATUS that check is a STATUS per folder. Where a read-only call only needs to know
+ * which label folders hold copies of messages it already found (`locate`), it may take a check
+ * made within the last `recheckMs` by another call instead (src/providers/freshness.ts), and the
+ * call reports each folder it did that for with the check's age. The folders a search reads its
+ * hits from, the conversation rounds, writes and the reads a write is judged by always check
+ * live; a write of this server's voids the earlier checks of the folders it touched.
  *
  * Folders holding more than INDEX_LIMIT messages are not indexed (their first read would cost a
  * FETCH of every header in them); they are asked live, as before.
@@ -73,15 +81,20 @@ export class FolderIndex {
   /** Bumped for a folder this server wrote to: a status seen before proves nothing after. */
   private readonly epochs = new Map<string, number>();
   private readonly limit: number;
+  /** The last live STATUS of each folder, for read-only calls within `recheckMs` of it. */
+  private readonly lastLive = new Map<string, { status: FolderStatus; epoch: number; at: number }>();
+  private readonly recheckMs: number;
 
-  constructor(limit = INDEX_LIMIT) {
+  constructor(limit = INDEX_LIMIT, recheckMs = 0) {
     this.limit = limit;
+    this.recheckMs = recheckMs;
   }
 
   /** After a write to `paths` (every folder when absent): what was seen of them is stale. */
   changed(paths?: Iterable<string>): void {
     if (paths === undefined) {
       this.seen = new WeakMap();
+      this.lastLive.clear();
       return;
     }
     for (const p of paths) this.epochs.set(p, this.epochOf(p) + 1);
@@ -91,27 +104,65 @@ export class FolderIndex {
     return this.epochs.get(path) ?? 0;
   }
 
-  private async status(
-    client: ImapFlow,
-    folder: Folder,
-    signal: AbortSignal | undefined,
-  ): Promise<FolderStatus | undefined> {
+  private memoOf(signal: AbortSignal | undefined): Map<string, { status: FolderStatus; epoch: number }> {
     let memo = signal === undefined ? undefined : this.seen.get(signal);
     if (memo === undefined) {
       memo = new Map();
       if (signal !== undefined) this.seen.set(signal, memo);
     }
-    const book = memo;
+    return memo;
+  }
+
+  /**
+   * The numbers an EXAMINE just reported for `path` (a fresh open, not the selection already
+   * held): as live as a STATUS, so this call needs none for the folder.
+   */
+  observed(path: string, box: MailboxObject, signal: AbortSignal | undefined): void {
+    const s = statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists });
+    if (s === undefined) return;
+    const epoch = this.epochOf(path);
+    this.memoOf(signal).set(path, { status: s, epoch });
+    this.lastLive.set(path, { status: s, epoch, at: performance.now() });
+  }
+
+  private async status(
+    client: ImapFlow,
+    folder: Folder,
+    signal: AbortSignal | undefined,
+    /** The caller only locates copies of messages it found: a recent check will do. */
+    reusable = false,
+  ): Promise<FolderStatus | undefined> {
+    const book = this.memoOf(signal);
     const recall = (key: string, path: string): FolderStatus | undefined => {
       const e = book.get(key);
       return e !== undefined && e.epoch === this.epochOf(path) ? e.status : undefined;
     };
     const remember = (key: string, path: string, s: FolderStatus | undefined): FolderStatus | undefined => {
-      if (s !== undefined) book.set(key, { status: s, epoch: this.epochOf(path) });
+      if (s !== undefined) {
+        book.set(key, { status: s, epoch: this.epochOf(path) });
+        if (key === path)
+          this.lastLive.set(path, { status: s, epoch: this.epochOf(path), at: performance.now() });
+      }
       return s;
     };
     const known = recall(folder.path, folder.path);
     if (known !== undefined) return known;
+    if (
+      reusable &&
+      signal !== undefined &&
+      this.recheckMs > 0 &&
+      folder.kind !== 'virtual' &&
+      !client.capabilities.has('LIST-STATUS') &&
+      isReadOnlyCall(signal)
+    ) {
+      const last = this.lastLive.get(folder.path);
+      const age = last === undefined ? Infinity : performance.now() - last.at;
+      if (last !== undefined && last.epoch === this.epochOf(folder.path) && age <= this.recheckMs) {
+        book.set(folder.path, { status: last.status, epoch: last.epoch });
+        noteReusedCheck(signal, folder.path, age);
+        return last.status;
+      }
+    }
     if (folder.kind === 'virtual') {
       // A view (Dovecot's virtual All Mail) is brought up to date when it is opened, not when
       // STATUS asks about it: its numbers are the ones a fresh EXAMINE reports, or, when it is
@@ -163,8 +214,9 @@ export class FolderIndex {
     client: ImapFlow,
     folder: Folder,
     signal: AbortSignal | undefined,
+    reusable = false,
   ): Promise<State | undefined> {
-    const s = await this.status(client, folder, signal);
+    const s = await this.status(client, folder, signal, reusable);
     if (s === undefined || s.messages > this.limit) {
       this.states.delete(folder.path);
       return undefined;
@@ -209,14 +261,17 @@ export class FolderIndex {
     }
   }
 
-  /** UIDs in this folder of each Message-ID asked for (the folder must be current this call). */
+  /**
+   * UIDs in this folder of each Message-ID asked for: locating copies, so a read-only call may
+   * take a recent check of the folder (see above).
+   */
   async uidsOf(
     client: ImapFlow,
     folder: Folder,
     messageIds: readonly string[],
     signal: AbortSignal | undefined,
   ): Promise<Array<{ uid: number; row: ReadMessage }> | undefined> {
-    const state = await this.fresh(client, folder, signal);
+    const state = await this.fresh(client, folder, signal, true);
     if (state === undefined) return undefined;
     if (state.byMessageId === undefined) {
       state.byMessageId = new Map();

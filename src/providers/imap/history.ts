@@ -1,7 +1,7 @@
 import type { ImapFlow } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
 import type { HistoryPage } from '../../mail/types.js';
-import { examine, fetchCopies, labelIdsOf, readCopy } from './reader.js';
+import { examine, fetchCopies, holds, labelIdsOf, readCopy } from './reader.js';
 import type { Folder } from './query.js';
 import { componentOf } from './threads.js';
 import type { IndexUse } from './threads.js';
@@ -47,8 +47,15 @@ export function decodeCursor(cursor: string): FolderMark[] {
   });
 }
 
-async function markOf(client: ImapFlow, folder: Folder): Promise<{ mark: FolderMark; exists: number }> {
+async function markOf(
+  client: ImapFlow,
+  folder: Folder,
+  use?: IndexUse,
+): Promise<{ mark: FolderMark; exists: number }> {
+  const held = holds(client, folder.path);
   const box = await examine(client, folder.path);
+  // A fresh EXAMINE reports what a STATUS would: the index's check of this folder is done.
+  if (!held) use?.index.observed(folder.path, box, use.signal);
   return {
     exists: box.exists,
     mark: {
@@ -73,7 +80,7 @@ export async function profileCursor(
   const marks: FolderMark[] = [];
   const all = [];
   for (const folder of places) {
-    const { mark, exists } = await markOf(client, folder);
+    const { mark, exists } = await markOf(client, folder, use);
     marks.push(mark);
     if (folder.kind !== 'location' || exists === 0) continue;
     // Counting needs only the links, which the folder index holds once it has read them.

@@ -40,6 +40,7 @@ import {
   beginUse,
   examine,
   fetchCopies,
+  holds,
   labelIdsOf,
   mergeCopies,
   readCopy,
@@ -70,6 +71,11 @@ export interface ImapMailboxOptions {
   /** The mailbox owner's address (for `me` in queries); the login name when it is an address. */
   address?: string;
   now?: () => number;
+  /**
+   * How old a folder check a read-only call may reuse to locate copies on a server without
+   * LIST-STATUS (folder-index.ts); 0: always check live.
+   */
+  recheckMs?: number;
 }
 
 export class ImapMailbox implements Mailbox {
@@ -85,9 +91,9 @@ export class ImapMailbox implements Mailbox {
   private keywordsSettable: boolean | undefined;
   private readonly address: string;
   /** Where messages sit, checked with STATUS each call (folder-index.ts). */
-  private readonly index = new FolderIndex();
+  private readonly index: FolderIndex;
   /** The index and the call of the connection's current use (uses are one at a time). */
-  private indexUse: IndexUse = { index: this.index };
+  private indexUse: IndexUse;
 
   constructor(options: ImapMailboxOptions) {
     this.account = options.account;
@@ -95,6 +101,8 @@ export class ImapMailbox implements Mailbox {
     this.settings = options.settings;
     this.trustedAuthservId = options.settings.authservId;
     this.now = options.now ?? Date.now;
+    this.index = new FolderIndex(undefined, options.recheckMs ?? 0);
+    this.indexUse = { index: this.index };
     this.address = options.address ?? (options.settings.user.includes('@') ? options.settings.user : '');
   }
 
@@ -299,10 +307,17 @@ export class ImapMailbox implements Mailbox {
     for (const path of paths) {
       const folder = model.folders.find((f) => f.path === path);
       if (folder === undefined) continue;
+      const all = Object.keys(criteria).length === 0;
+      if (indexed && !all) {
+        // The search opens the folder anyway, and a fresh EXAMINE reports the numbers a STATUS
+        // would: the index check of this folder costs nothing more.
+        const held = holds(client, path);
+        const box = await examine(client, path);
+        if (!held) this.index.observed(path, box, this.indexUse.signal);
+      }
       const rows = indexed ? await this.index.current(client, folder, this.indexUse.signal) : undefined;
       if (rows !== undefined) {
         if (rows.size === 0) continue;
-        const all = Object.keys(criteria).length === 0;
         if (!all) await examine(client, path);
         const uids = all ? [...rows.keys()] : await searchUids(client, criteria);
         const unknown: number[] = [];

@@ -68,10 +68,15 @@ export async function syncSelected(client: ImapFlow): Promise<void> {
   synced.add(client);
 }
 
+/** `path` is the selected mailbox, opened read-only: examine() will not open it again. */
+export function holds(client: ImapFlow, path: string): boolean {
+  return client.mailbox !== false && client.mailbox.path === path && client.mailbox.readOnly === true;
+}
+
 /** Opens `path` read-only unless it already is the selected mailbox, opened read-only. */
 export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
   const current = client.mailbox;
-  if (current && current.path === path && current.readOnly) {
+  if (current && holds(client, path)) {
     if (!synced.has(client)) await client.noop();
     synced.add(client);
     return client.mailbox || current;

@@ -82,7 +82,7 @@ export const bulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Add/remove labels (names or ids; new names are created) on every MESSAGE matching a Gmail query, in chunks of 1,000 with a report per chunk. dryRun first: counts, samples and a previewToken (30 min, single use) pinning the exact set for the write. crossCheck: re-check read-state/location/category predicates on live labels, leaving contradicted messages alone; unverifiedPredicates lists what rests on the index alone. undo: also return an undoPlan for undo_bulk_modify. verify: read labels back. Moves out of the inbox pass the write policy (daily cap: remainingToday); added labels must be allowed.',
+    'Add/remove labels (names or ids; new names are created) on every MESSAGE matching a Gmail query, in chunks of 1,000 with a report per chunk. dryRun first: counts, samples and a previewToken (30 min, single use) pinning the exact set for the write. crossCheck: re-check read-state/location/category predicates on live labels, leaving contradicted messages alone; unverifiedPredicates lists what rests on the index alone. undo: also return an undoPlan for undo_bulk_modify. verify: read labels back. Moves out of the inbox pass the write policy (daily cap: remainingToday); labels added must be in allowedLabels (policy.json).',
   input: z.strictObject({
     query: z.string().trim().min(1).max(2000).describe('Gmail search query'),
     add: labelList.default([]),

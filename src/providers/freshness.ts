@@ -1,0 +1,61 @@
+/*
+ * Which tool calls may take a folder check made a little earlier instead of asking again.
+ *
+ * On a server without LIST-STATUS (Proton Mail Bridge) knowing where a message's copies sit —
+ * its labels — costs one STATUS per label folder per call (src/providers/imap/folder-index.ts).
+ * A read-only tool call may use a check another call made within the account's recheck window;
+ * every other call (writes, and the reads a write policy judges by) checks live. A call that
+ * reused a check is told so, folder by folder with the check's age, and says so in its result.
+ *
+ * Keyed by the call's AbortSignal: one per tool call, so nothing leaks between calls.
+ */
+
+const readOnly = new WeakSet<AbortSignal>();
+const reused = new WeakMap<AbortSignal, Map<string, number>>();
+/** A signal derived for the same call (a budget's) → the call's own. */
+const parents = new WeakMap<AbortSignal, AbortSignal>();
+
+const callOf = (signal: AbortSignal): AbortSignal => {
+  let s = signal;
+  for (let p = parents.get(s); p !== undefined; p = parents.get(s)) s = p;
+  return s;
+};
+
+/** Marks a call as read-only: it may reuse recent checks. */
+export function markReadOnlyCall(signal: AbortSignal): void {
+  readOnly.add(signal);
+}
+
+/** `derived` (e.g. AbortSignal.any of the call's and a budget's) belongs to `call`. */
+export function sameCall(derived: AbortSignal, call: AbortSignal): void {
+  if (derived !== call) parents.set(derived, call);
+}
+
+export function isReadOnlyCall(signal: AbortSignal | undefined): boolean {
+  return signal !== undefined && readOnly.has(callOf(signal));
+}
+
+/** Records that this call took `place`'s check from `ageMs` ago instead of asking. */
+export function noteReusedCheck(signal: AbortSignal, place: string, ageMs: number): void {
+  const call = callOf(signal);
+  let m = reused.get(call);
+  if (m === undefined) {
+    m = new Map();
+    reused.set(call, m);
+  }
+  m.set(place, Math.max(m.get(place) ?? 0, ageMs));
+}
+
+export interface ReusedChecks {
+  /** Folders whose contents this call took from an earlier check, by name. */
+  places: string[];
+  /** Age of the oldest such check, in whole seconds (rounded up). */
+  oldestSeconds: number;
+}
+
+/** What this call took from earlier checks; undefined when it checked everything live. */
+export function reusedChecks(signal: AbortSignal): ReusedChecks | undefined {
+  const m = reused.get(callOf(signal));
+  if (m === undefined || m.size === 0) return undefined;
+  return { places: [...m.keys()].sort(), oldestSeconds: Math.ceil(Math.max(...m.values()) / 1000) };
+}
