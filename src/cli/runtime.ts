@@ -24,7 +24,7 @@ import { accountRouter } from './accounts.js';
 import type { Logger } from '../tools/define.js';
 import { clockFromEnv } from './clock.js';
 import { limitsFromEnv } from './limits.js';
-import { formatFromEnv } from '../mcp/format.js';
+import { formatFromEnv, fullOutputSchemasFromEnv } from '../mcp/format.js';
 import type { OutputFormat } from '../mcp/format.js';
 import { debugOn } from './debug.js';
 import { errorChain } from '../mail/errors.js';
@@ -174,9 +174,19 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   // (the demo's sandbox listens on a socket): a bad one ends the start at once.
   const confirmMode = confirmModeFromEnv(opts.env);
   const format = formatFromEnv(opts.env);
+  const fullOutputSchemas = fullOutputSchemasFromEnv(opts.env);
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
   try {
-    return await assemble(opts, { envTiers, clock, log, limits, confirmMode, format, sandbox });
+    return await assemble(opts, {
+      envTiers,
+      clock,
+      log,
+      limits,
+      confirmMode,
+      format,
+      fullOutputSchemas,
+      sandbox,
+    });
   } catch (e) {
     await sandbox?.close();
     throw e;
@@ -192,10 +202,11 @@ async function assemble(
     limits: Limits;
     confirmMode: ReturnType<typeof confirmModeFromEnv>;
     format: OutputFormat;
+    fullOutputSchemas: boolean;
     sandbox: Sandbox | undefined;
   },
 ): Promise<BuiltRuntime> {
-  const { envTiers, clock, log, limits, confirmMode, format, sandbox } = pre;
+  const { envTiers, clock, log, limits, confirmMode, format, fullOutputSchemas, sandbox } = pre;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
   // A tier the stored token was not granted is not listed (one small file read, no key needed).
   const granted = opts.demo
@@ -238,6 +249,8 @@ async function assemble(
   const tools = await startTools((defined) =>
     withCallBudget(defined, limits.callBudgetMs, { debug: debugOn(opts.env) }),
   );
+  // The whole output schemas are built from the definitions, not taken from the bundle's table.
+  if (fullOutputSchemas) await tools.load();
   const runtime: ServerRuntime = {
     tools: tools.tools,
     loadTools: tools.load,
@@ -250,6 +263,7 @@ async function assemble(
     confirmMode,
     // MAILWARDEN_FORMAT, read at start like MAILWARDEN_CONFIRM.
     format,
+    fullOutputSchemas,
     accounts: routing,
     tiers,
     mailbox,

@@ -20,6 +20,14 @@ export function formatFromEnv(env: Readonly<Record<string, string | undefined>>)
   throw invalidInput('MAILWARDEN_FORMAT', `must be "json" or "text" (got "${raw.slice(0, 40)}")`);
 }
 
+/** MAILWARDEN_OUTPUT_SCHEMAS: "outline" (unset) or "full". */
+export function fullOutputSchemasFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
+  const raw = env['MAILWARDEN_OUTPUT_SCHEMAS']?.trim() ?? '';
+  if (raw === '' || raw === 'outline') return false;
+  if (raw === 'full') return true;
+  throw invalidInput('MAILWARDEN_OUTPUT_SCHEMAS', `must be "outline" or "full" (got "${raw.slice(0, 40)}")`);
+}
+
 /** The advertised input with `format` added, for the tools that have a text copy. */
 export function withFormatInput(tool: AnyTool, schema: z.ZodObject): z.ZodObject {
   if (!TEXT_RENDERERS.has(tool.name) || 'format' in schema.shape) return schema;

@@ -57,6 +57,11 @@ export interface ServerRuntime {
   inboxMarks?: InboxMarkStore;
   /** MAILWARDEN_FORMAT: the text content of tools with a text copy when a call names no format. */
   format?: OutputFormat;
+  /**
+   * MAILWARDEN_OUTPUT_SCHEMAS=full: advertise each output schema whole (nested shapes, field
+   * descriptions) instead of its outline (src/mcp/schema-compact.ts). The tools must be loaded.
+   */
+  fullOutputSchemas?: boolean;
 }
 
 /** The gate is built once per call, when a write tool first asks (reads never load policy.json). */
@@ -117,7 +122,7 @@ type JsonOpts = Parameters<z.ZodObject['~standard']['jsonSchema']['input']>[0];
  * validates with zod, so a result that breaks its schema becomes an internal_error envelope rather
  * than the SDK's free-text error.
  */
-function advertisedOutput(schema: () => z.ZodObject, name: string) {
+function advertisedOutput(schema: () => z.ZodObject, name: string, full: boolean) {
   let built: z.ZodObject | undefined;
   const json = () => (built ??= schema())['~standard'].jsonSchema;
   return {
@@ -128,7 +133,9 @@ function advertisedOutput(schema: () => z.ZodObject, name: string) {
       jsonSchema: {
         input: (o: JsonOpts) => compactSchema(json().input(o), true),
         output: (o: JsonOpts) =>
-          prebuiltSchema(name, 'output', o.target) ?? compactSchema(json().output(o), true),
+          full
+            ? compactSchema(json().output(o), true, true, Infinity)
+            : (prebuiltSchema(name, 'output', o.target) ?? compactSchema(json().output(o), true)),
       },
     },
   };
@@ -181,7 +188,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
         title: tool.title,
         description: tool.description,
         inputSchema: advertiseOnly(() => withFormatInput(tool, advertisedInput(tool)), tool.name),
-        outputSchema: advertisedOutput(() => tool.output, tool.name),
+        outputSchema: advertisedOutput(() => tool.output, tool.name, runtime.fullOutputSchemas === true),
         annotations: annotationsFor(tool),
       },
       async (rawArgs, ctx): Promise<CallToolResult | InputRequiredResult> => {

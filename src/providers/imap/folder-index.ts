@@ -119,9 +119,13 @@ export class FolderIndex {
    */
   observed(path: string, box: MailboxObject, signal: AbortSignal | undefined): void {
     const s = statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists });
-    if (s === undefined) return;
+    if (s !== undefined) this.record(this.memoOf(signal), path, s);
+  }
+
+  /** A live status of `path`: for the rest of this call, and for read-only calls soon after. */
+  private record(book: Map<string, { status: FolderStatus; epoch: number }>, path: string, s: FolderStatus) {
     const epoch = this.epochOf(path);
-    this.memoOf(signal).set(path, { status: s, epoch });
+    book.set(path, { status: s, epoch });
     this.lastLive.set(path, { status: s, epoch, at: performance.now() });
   }
 
@@ -138,11 +142,8 @@ export class FolderIndex {
       return e !== undefined && e.epoch === this.epochOf(path) ? e.status : undefined;
     };
     const remember = (key: string, path: string, s: FolderStatus | undefined): FolderStatus | undefined => {
-      if (s !== undefined) {
-        book.set(key, { status: s, epoch: this.epochOf(path) });
-        if (key === path)
-          this.lastLive.set(path, { status: s, epoch: this.epochOf(path), at: performance.now() });
-      }
+      if (s !== undefined && key === path) this.record(book, path, s);
+      else if (s !== undefined) book.set(key, { status: s, epoch: this.epochOf(path) });
       return s;
     };
     const known = recall(folder.path, folder.path);
