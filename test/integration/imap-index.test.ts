@@ -239,3 +239,37 @@ describe('Bridge with the default recheck window (30 s)', () => {
     }
   }, 120_000);
 });
+
+describe('full Dovecot with the default recheck window: LIST-STATUS keeps every check live', () => {
+  let b: Backend;
+  let server: DovecotServer;
+
+  beforeAll(async () => {
+    b = await startBackend('full', { env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    server = (b.imap as NonNullable<Backend['imap']>).server;
+    await b.client.listTools();
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('a copy another client makes shows in the next read, which reports no reused check', async () => {
+    const tag = `ls-${Date.now()}`;
+    await withMailClient(server, (c) => c.append('INBOX', mail(`${tag}-a`, `Listed probe ${tag}`), []));
+    const listed = await b.call('search', { query: 'in:inbox', maxResults: 5 });
+    const [probe] = listed.structured['threads'] as Array<{ threadId: string; subject: string }>;
+    expect(unfence(probe?.subject ?? '')).toBe(`Listed probe ${tag}`);
+    await withMailClient(server, async (c) => {
+      await c.mailboxOpen('INBOX');
+      const uids = (await c.search({ header: { 'message-id': `${tag}-a` } }, { uid: true })) || [];
+      await c.messageCopy(uids.join(','), 'Sent', { uid: true });
+    });
+    const t = await b.call('get_thread', { threadId: probe?.threadId as string, bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    expect(t.structured['reusedChecks']).toBeUndefined();
+    const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) =>
+      m.labels.map(unfence),
+    );
+    expect(labels).toContain('SENT');
+  }, 120_000);
+});
