@@ -1,5 +1,13 @@
 import type { ImapFlow, MailboxObject, StatusObject } from 'imapflow';
-import { examine, fetchCopies, readCopy, searchUids, syncSelected, unsyncedSelection } from './reader.js';
+import {
+  examine,
+  fetchCopies,
+  holds,
+  readCopy,
+  searchUids,
+  syncSelected,
+  unsyncedSelection,
+} from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import type { Folder } from './query.js';
 import { isReadOnlyCall, noteReusedCheck } from '../freshness.js';
@@ -63,6 +71,10 @@ function statusOf(s: Partial<StatusObject> | false | undefined): FolderStatus | 
   return { uidValidity: String(s.uidValidity), uidNext: s.uidNext, messages: s.messages };
 }
 
+/** What a fresh EXAMINE answered, as a STATUS would have. */
+const statusOfBox = (box: MailboxObject): FolderStatus | undefined =>
+  statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists });
+
 function push(map: Map<string, number[]>, key: string, uid: number): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [uid]);
@@ -118,7 +130,7 @@ export class FolderIndex {
    * held): as live as a STATUS, so this call needs none for the folder.
    */
   observed(path: string, box: MailboxObject, signal: AbortSignal | undefined): void {
-    const s = statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists });
+    const s = statusOfBox(box);
     if (s !== undefined) this.record(this.memoOf(signal), path, s);
   }
 
@@ -174,9 +186,7 @@ export class FolderIndex {
       return remember(
         folder.path,
         folder.path,
-        reused
-          ? statusOf(await client.status(folder.path, STATUS_QUERY))
-          : statusOf({ uidValidity: box.uidValidity, uidNext: box.uidNext, messages: box.exists }),
+        reused ? statusOf(await client.status(folder.path, STATUS_QUERY)) : statusOfBox(box),
       );
     }
     if (client.capabilities.has('LIST-STATUS') && folder.path !== unsyncedSelection(client)) {
@@ -192,6 +202,14 @@ export class FolderIndex {
         listed = recall(key, folder.path);
       }
       if (listed !== undefined) return listed;
+    }
+    if (!this.states.has(folder.path) && !holds(client, folder.path)) {
+      // Nothing read from this folder yet: its rows are fetched next, which opens it anyway, and
+      // a fresh EXAMINE reports what STATUS would.
+      const box = await examine(client, folder.path);
+      const s = statusOfBox(box);
+      if (s !== undefined) this.record(book, folder.path, s);
+      return s;
     }
     // The selected folder's numbers are the session's until a NOOP lets the server catch up.
     await syncSelected(client);

@@ -145,7 +145,7 @@ export class ImapMailbox implements Mailbox {
       for (const [id, name] of this.keywords.names)
         (model.keywordLabels as Map<string, string>).set(id, name);
     } else {
-      await learnKeywords(client, model);
+      await learnKeywords(client, model, this.indexUse);
       this.keywords = { at: now, names: new Map(model.keywordLabels) };
     }
     this.model = { at: now, model };
@@ -859,14 +859,21 @@ const needsBody = (node: QueryNode): boolean =>
  * User labels that are keywords are known from each folder's FLAGS (RFC 3501 §7.2.6), so
  * label:x can be planned before anything was read.
  */
-async function learnKeywords(client: ImapFlow, model: FolderModel): Promise<void> {
+async function learnKeywords(client: ImapFlow, model: FolderModel, use: IndexUse): Promise<void> {
   const places = placesOf(model).filter((f) => f.kind === 'location');
   const inbox = places.find((f) => f.role === 'inbox');
   if (inbox === undefined) return;
-  const first = await examine(client, inbox.path);
+  // Each EXAMINE also reports the folder's numbers: the index's check of it is done this call.
+  const open = async (path: string) => {
+    const held = holds(client, path);
+    const box = await examine(client, path);
+    if (!held) use.index.observed(path, box, use.signal);
+    return box;
+  };
+  const first = await open(inbox.path);
   const keywords = model.keywordLabels as Map<string, string>;
   for (const f of places) {
-    const box = f === inbox ? first : await examine(client, f.path);
+    const box = f === inbox ? first : await open(f.path);
     for (const flag of box.flags ?? []) {
       const k = userKeyword(flag);
       if (k !== undefined) keywords.set(keywordLabelId(k), k);
