@@ -11,6 +11,7 @@ import type {
   Mailbox,
   MailFilter,
   MessageLabels,
+  ThreadWriteOptions,
 } from '../providers/mailbox.js';
 import type { ActionLog, ActionRecord } from './action-log.js';
 
@@ -106,18 +107,28 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
       write('updateLabel', { labelId: id, detail: { ...patch } }, () => inner.updateLabel(id, patch, signal)),
     deleteLabel: (id: string, signal?: AbortSignal): Promise<void> =>
       write('deleteLabel', { labelId: id }, () => inner.deleteLabel(id, signal)),
-    modifyThread: (threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> =>
+    modifyThread: (
+      threadId: string,
+      change: LabelChange,
+      signal?: AbortSignal,
+      options?: ThreadWriteOptions,
+    ): Promise<MessageLabels[]> =>
       write('modifyThread', { threadIds: [threadId], change: copy(change) }, () =>
-        inner.modifyThread(threadId, change, signal),
+        inner.modifyThread(threadId, change, signal, options),
       ),
-    modifyMessages: (messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void> =>
+    modifyMessages: (
+      messageIds: string[],
+      change: LabelChange,
+      signal?: AbortSignal,
+      options?: Pick<ThreadWriteOptions, 'agentLabel'>,
+    ): Promise<void> =>
       write('modifyMessages', { messageIds: [...messageIds], change: copy(change) }, () =>
-        inner.modifyMessages(messageIds, change, signal),
+        inner.modifyMessages(messageIds, change, signal, options),
       ),
-    trashThread: (threadId: string, signal?: AbortSignal): Promise<void> =>
-      write('trashThread', { threadIds: [threadId] }, () => inner.trashThread(threadId, signal)),
-    untrashThread: (threadId: string, signal?: AbortSignal): Promise<void> =>
-      write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal)),
+    trashThread: (threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> =>
+      write('trashThread', { threadIds: [threadId] }, () => inner.trashThread(threadId, signal, options)),
+    untrashThread: (threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> =>
+      write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal, options)),
   };
   if (inner.getMessage) out.getMessage = inner.getMessage.bind(inner);
   if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);

@@ -32,6 +32,12 @@ export interface PolicyRules {
   senderRules: SenderRules;
   /** How often a serving server applies the sender rules; 0: never on its own. */
   sweepRulesEveryMinutes: number;
+  /**
+   * The label put on every message an agent or a sender rule moves out of the inbox (not on
+   * Spam or Trash moves), so a person finds all of it with one search; a restore removes it.
+   * null: none.
+   */
+  agentLabel: string | null;
 }
 
 export type RuleKey = keyof PolicyRules;
@@ -58,6 +64,7 @@ export const DEFAULT_RULES: Readonly<PolicyRules> = Object.freeze({
   allowedLabels: null,
   senderRules: { archive: [], spam: [] },
   sweepRulesEveryMinutes: 15,
+  agentLabel: 'mailwarden',
 });
 
 export const RULE_KEYS = Object.keys(DEFAULT_RULES) as RuleKey[];
@@ -199,6 +206,24 @@ function senderRules(v: unknown, field: string, path: string): SenderRules {
   return out;
 }
 
+// A label name every provider can hold: Gmail's label rules and an IMAP folder or keyword name
+// (no atom-specials: RFC 3501 §9), one level (a "/" would make a Bridge folder tree).
+const AGENT_LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
+function agentLabel(v: unknown, field: string, path: string): string | null {
+  if (v === null) return null;
+  if (typeof v !== 'string' || !AGENT_LABEL.test(v))
+    throw bad(
+      field,
+      `must be null or a label name of 1 to 40 letters, digits, ".", "_" or "-", starting with a letter or digit (got ${shown(v)})`,
+      path,
+    );
+  const system = ['inbox', 'spam', 'trash', 'sent', 'draft', 'drafts', 'unread', 'starred', 'important'];
+  if (system.includes(v.toLowerCase()))
+    throw bad(field, `must not name a system label (got ${shown(v)})`, path);
+  return v;
+}
+
 function rules(v: unknown, field: string, path: string): PartialRules {
   if (v === null || typeof v !== 'object' || Array.isArray(v))
     throw bad(field, `must be an object of rules (got ${shown(v)})`, path);
@@ -233,6 +258,9 @@ function rules(v: unknown, field: string, path: string): PartialRules {
         break;
       case 'senderRules':
         out[k] = senderRules(value, f, path);
+        break;
+      case 'agentLabel':
+        out[k] = agentLabel(value, f, path);
         break;
       default:
         throw bad(f, `is not a policy key (known: ${RULE_KEYS.join(', ')})`, path);

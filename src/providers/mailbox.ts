@@ -47,6 +47,25 @@ export interface ThreadReadOptions {
   format: 'full' | 'metadata';
   metadataHeaders?: readonly string[];
   signal?: AbortSignal;
+  /**
+   * The read judges this change before it is written: a provider may return only the messages
+   * the change would touch (IMAP: an archive touches what is in INBOX), with their live labels.
+   */
+  forChange?: LabelChange;
+}
+
+/** How a policy-judged thread write is done. */
+export interface ThreadWriteOptions {
+  /**
+   * The messages the write policy judged: only these change. A message that reached the thread
+   * after the judging read is left as it is (it was never judged).
+   */
+  messageIds?: readonly string[];
+  /**
+   * policy.json agentLabel: applied, in the same batch, to every message this write takes out of
+   * the inbox to anywhere but Spam and Trash; removed when the write brings mail back to the inbox.
+   */
+  agentLabel?: string;
 }
 
 /** Label ids to add and remove (Gmail label ids; IMAP maps them to flags/folders). */
@@ -147,11 +166,21 @@ export interface Mailbox {
   updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label>;
   deleteLabel(id: string, signal?: AbortSignal): Promise<void>;
   /** Changes every message of a thread; returns each message's live labels afterwards. */
-  modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]>;
+  modifyThread(
+    threadId: string,
+    change: LabelChange,
+    signal?: AbortSignal,
+    options?: ThreadWriteOptions,
+  ): Promise<MessageLabels[]>;
   /** Gmail messages.batchModify: at most 1000 ids; answers nothing (unknown ids are ignored). */
-  modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void>;
-  trashThread(threadId: string, signal?: AbortSignal): Promise<void>;
-  untrashThread(threadId: string, signal?: AbortSignal): Promise<void>;
+  modifyMessages(
+    messageIds: string[],
+    change: LabelChange,
+    signal?: AbortSignal,
+    options?: Pick<ThreadWriteOptions, 'agentLabel'>,
+  ): Promise<void>;
+  trashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void>;
+  untrashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void>;
   /** Live labels of one message (Gmail messages.get format=minimal). */
   getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels>;
 

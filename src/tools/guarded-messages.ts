@@ -6,7 +6,7 @@ import type { LabelChange } from '../providers/mailbox.js';
 import { messageItem } from './bulk/policy.js';
 import { readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
-import { isOutcomeUnknown, nothingChanged, runThroughGate, usageSince } from './guarded.js';
+import { agentLabelOf, isOutcomeUnknown, nothingChanged, runThroughGate, usageSince } from './guarded.js';
 
 /*
  * The thread tools given messageIds: each message is judged on its own by the write policy
@@ -93,9 +93,10 @@ export async function guardedPerMessage(
       groups.set(key, g);
     }
     const errors = new Map<string, unknown>();
+    const labelled = await agentLabelOf(ctx);
     for (const g of groups.values()) {
       try {
-        await ctx.mailbox.modifyMessages(g.ids, g.change, ctx.signal);
+        await ctx.mailbox.modifyMessages(g.ids, g.change, ctx.signal, labelled);
       } catch (e) {
         if (isMailError(e) && e.retryAfterSeconds !== undefined) retryAfter ??= e.retryAfterSeconds;
         for (const id of g.ids) errors.set(id, e);

@@ -5,7 +5,7 @@ import type { ErrorCode } from '../mail/errors.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
 import type { MailMessage, MailPlace, MailThread } from '../mail/types.js';
 import type { Gate, GateIntent, GateItem, GateRun, PerItemOutcome } from '../policy/gate.js';
-import type { LabelChange, Mailbox } from '../providers/mailbox.js';
+import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
 import { confirmChange, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 
@@ -95,7 +95,13 @@ export async function guardedPerThread(
   ctx: ToolContext,
   ids: readonly string[],
   intent: GateIntent,
-  write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
+  /** `labels`: the labels the judging read saw on the thread's messages. */
+  write: (
+    mailbox: Mailbox,
+    threadId: string,
+    options: ThreadWriteOptions,
+    labels: readonly string[],
+  ) => Promise<number | undefined>,
   /** The labels the write leaves on every message: read back when its answer never came. */
   expect?: LabelChange,
 ): Promise<GuardedReport> {
@@ -110,6 +116,7 @@ export async function guardedPerThread(
         signal: ctx.signal,
         format: 'metadata',
         metadataHeaders: ['From', 'Subject', 'Message-ID'],
+        ...(expect === undefined ? {} : { forChange: expect }),
       });
     } catch (e) {
       if (isMailError(e) && e.retryAfterSeconds !== undefined) retryAfter ??= e.retryAfterSeconds;
@@ -121,7 +128,17 @@ export async function guardedPerThread(
       return undefined;
     }
   });
-  for (const t of reads) if (t !== undefined) items.push(gateItem(t, intent.action));
+  // The write changes exactly the messages judged here (a reply that arrives later was not judged).
+  const judged = new Map<string, string[]>();
+  for (const t of reads) {
+    if (t === undefined) continue;
+    items.push(gateItem(t, intent.action));
+    judged.set(
+      t.id,
+      t.messages.map((m) => m.id),
+    );
+  }
+  const { agentLabel } = await agentLabelOf(ctx);
   // After a rate limit the provider has already had its one wait: the rest is not attempted.
   let stopped = false;
   const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> =>
@@ -129,7 +146,16 @@ export async function guardedPerThread(
       if (ctx.signal.aborted) return { id: item.id, outcome: 'failed', error: 'not attempted: cancelled' };
       if (stopped) return { id: item.id, outcome: 'failed', error: 'not attempted: rate limited' };
       try {
-        const n = await write(ctx.mailbox, item.id);
+        const messageIds = judged.get(item.id);
+        const n = await write(
+          ctx.mailbox,
+          item.id,
+          {
+            ...(messageIds === undefined ? {} : { messageIds }),
+            ...(agentLabel === undefined ? {} : { agentLabel }),
+          },
+          item.labelIds,
+        );
         if (n !== undefined) counts.set(item.id, n);
         return { id: item.id, outcome: 'moved' };
       } catch (e) {
@@ -175,6 +201,13 @@ export async function guardedPerThread(
   );
   if (failure !== undefined) throw failure;
   return out;
+}
+
+/** policy.json agentLabel, for the provider writes of a policy-judged call (none without a policy). */
+export async function agentLabelOf(ctx: ToolContext): Promise<Pick<ThreadWriteOptions, 'agentLabel'>> {
+  if (ctx.gate === undefined) return {};
+  const label = (await ctx.gate()).rules.agentLabel;
+  return label === null ? {} : { agentLabel: label };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LabelChange, Mailbox } from '../providers/mailbox.js';
+import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
 import { defineTool } from './define.js';
 import { checkAppliedLabels } from './bulk/policy.js';
@@ -84,7 +84,12 @@ function perTarget(
   ctx: ToolContext,
   args: Targets,
   intent: GateIntent,
-  write: (mailbox: Mailbox, threadId: string) => Promise<number | undefined>,
+  write: (
+    mailbox: Mailbox,
+    threadId: string,
+    options: ThreadWriteOptions,
+    labels: readonly string[],
+  ) => Promise<number | undefined>,
   expect: LabelChange,
   forMessage: (labels: readonly string[]) => LabelChange = () => expect,
 ): Promise<GuardedReport | MessageReport> {
@@ -126,7 +131,7 @@ export const modifyLabels = defineTool({
         applied.add.map((l) => l.name),
         applied.remove.map((l) => l.name),
       ),
-      async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change, ctx.signal)).length,
+      async (mailbox, threadId, o) => (await mailbox.modifyThread(threadId, change, ctx.signal, o)).length,
       change,
     );
     return {
@@ -165,7 +170,7 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
         ctx,
         args,
         labelIntent(name, change, [], []),
-        async (mailbox, threadId) => (await mailbox.modifyThread(threadId, change, ctx.signal)).length,
+        async (mailbox, threadId, o) => (await mailbox.modifyThread(threadId, change, ctx.signal, o)).length,
         change,
       ),
   });
@@ -204,8 +209,8 @@ export const trash = defineTool({
       ctx,
       args,
       { tool: 'trash', action: 'trash', actor: 'agent' },
-      async (mailbox, threadId) => {
-        await mailbox.trashThread(threadId, ctx.signal);
+      async (mailbox, threadId, o) => {
+        await mailbox.trashThread(threadId, ctx.signal, o);
         return undefined;
       },
       { add: ['TRASH'], remove: [] },
@@ -225,8 +230,8 @@ export const untrash = defineTool({
       ctx,
       args,
       { tool: 'untrash', action: 'restore', actor: 'agent', fromLabelIds: ['TRASH'] },
-      async (mailbox, threadId) => {
-        await mailbox.untrashThread(threadId, ctx.signal);
+      async (mailbox, threadId, o) => {
+        await mailbox.untrashThread(threadId, ctx.signal, o);
         return undefined;
       },
       { add: [], remove: ['TRASH'] },
@@ -253,16 +258,11 @@ export const restore = defineTool({
       ctx,
       args,
       { tool: 'restore', action: 'restore', actor: 'agent' },
-      async (mailbox, threadId) => {
-        const t = await mailbox.getThread(threadId, {
-          format: 'metadata',
-          metadataHeaders: ['From'],
-          signal: ctx.signal,
-        });
-        const labels = new Set(t.messages.flatMap((m) => m.labelIds));
-        if (labels.has('TRASH')) await mailbox.untrashThread(threadId, ctx.signal);
-        const remove = labels.has('SPAM') ? ['SPAM'] : [];
-        return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove }, ctx.signal)).length;
+      async (mailbox, threadId, o, labels) => {
+        // Where it comes from, as the judging read saw it (no second read).
+        if (labels.includes('TRASH')) await mailbox.untrashThread(threadId, ctx.signal, o);
+        const remove = labels.includes('SPAM') ? ['SPAM'] : [];
+        return (await mailbox.modifyThread(threadId, { add: ['INBOX'], remove }, ctx.signal, o)).length;
       },
       { add: ['INBOX'], remove: ['TRASH', 'SPAM'] },
       // A message comes back from where it is: Trash, Spam, or the archive.

@@ -6,6 +6,7 @@ import { senderRuleFor, senderRuleQueries } from '../policy/sender-rules.js';
 import type { RuleMatch } from '../policy/sender-rules.js';
 import type { LabelChange } from '../providers/mailbox.js';
 import { readMessageItems } from './bulk/policy.js';
+import { agentLabelOf } from './guarded.js';
 import type { ToolContext } from './define.js';
 import { usage } from './search.js';
 
@@ -275,11 +276,12 @@ async function writeBatches(
   threadOf: Map<string, string>,
 ): Promise<PerItemOutcome[]> {
   const out: PerItemOutcome[] = [];
+  const labelled = await agentLabelOf(ctx);
   for (const part of chunk(allowed, BATCH)) {
     const ids = part.map((i) => i.id);
     try {
       // No signal: a batch already sent may still land, and its outcome must be known.
-      await ctx.mailbox.modifyMessages(ids, change);
+      await ctx.mailbox.modifyMessages(ids, change, undefined, labelled);
       for (const id of ids) out.push({ id, outcome: 'moved' });
     } catch (e) {
       const error = errorText(e);

@@ -9,6 +9,7 @@ import type { Label } from '../mail/types.js';
 import type { ToolContext } from './define.js';
 import { defineTool, readConcurrency } from './define.js';
 import { guardedPerThread, refusedSchema } from './guarded.js';
+import type { ThreadWriteOptions } from '../providers/mailbox.js';
 import type { GateIntent } from '../policy/gate.js';
 import { forgetLabels } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
@@ -61,11 +62,11 @@ async function guardedEach(
   ctx: ToolContext,
   ids: string[],
   intent: GateIntent,
-  fn: (threadId: string) => Promise<void>,
+  fn: (threadId: string, options: ThreadWriteOptions) => Promise<void>,
 ): Promise<PerThread> {
-  if (ctx.gate === undefined) return eachThread(ctx, ids, fn);
-  const r = await guardedPerThread(ctx, ids, intent, async (_mailbox, id) => {
-    await fn(id);
+  if (ctx.gate === undefined) return eachThread(ctx, ids, (id) => fn(id, {}));
+  const r = await guardedPerThread(ctx, ids, intent, async (_mailbox, id, options) => {
+    await fn(id, options);
     return undefined;
   });
   return {
@@ -185,11 +186,11 @@ export const snooze = defineTool({
       ctx,
       ids,
       { tool: 'snooze', action: 'snooze', actor: 'agent' },
-      async (id) => {
+      async (id, options) => {
         const present = await threadLabels(ctx, id);
         const old = [...present].filter((l) => snoozeIds.has(l) && l !== target);
         // One threads.modify: the thread never sits with two due dates or with none.
-        await ctx.mailbox.modifyThread(id, { add: [target], remove: ['INBOX', ...old] }, ctx.signal);
+        await ctx.mailbox.modifyThread(id, { add: [target], remove: ['INBOX', ...old] }, ctx.signal, options);
       },
     );
     return { label: name, dueAt: isoInZone(due.at, timeZone), timeZone, ...result };
@@ -209,11 +210,16 @@ export const unsnooze = defineTool({
     const ids = threadIdsOf(args);
     const labels = await ctx.mailbox.listLabels(ctx.signal);
     const snoozeIds = new Set(snoozeLabelsOf(labels, serverTimeZone()).map((l) => l.id));
-    return guardedEach(ctx, ids, { tool: 'unsnooze', action: 'restore', actor: 'agent' }, async (id) => {
-      const present = await threadLabels(ctx, id);
-      const old = [...present].filter((l) => snoozeIds.has(l));
-      await ctx.mailbox.modifyThread(id, { add: ['INBOX'], remove: old }, ctx.signal);
-    });
+    return guardedEach(
+      ctx,
+      ids,
+      { tool: 'unsnooze', action: 'restore', actor: 'agent' },
+      async (id, options) => {
+        const present = await threadLabels(ctx, id);
+        const old = [...present].filter((l) => snoozeIds.has(l));
+        await ctx.mailbox.modifyThread(id, { add: ['INBOX'], remove: old }, ctx.signal, options);
+      },
+    );
   },
 });
 

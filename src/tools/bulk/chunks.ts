@@ -4,7 +4,7 @@ import { ERROR_CODES, MailError, isMailError } from '../../mail/errors.js';
 import type { ErrorCode } from '../../mail/errors.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ToolContext } from '../define.js';
-import { isOutcomeUnknown } from '../guarded.js';
+import { agentLabelOf, isOutcomeUnknown } from '../guarded.js';
 import { verifiedSchema, verifyChange } from './verify.js';
 import type { Verified } from './verify.js';
 
@@ -108,6 +108,7 @@ export async function runChunks(
     sent: new Set(),
     accepted: [],
   };
+  const labelled = await agentLabelOf(ctx);
   for (const [index, job] of planned.entries()) {
     // A rate limit already had its one wait in the client: the chunks after it would only spend
     // requests on the same 429 (the reference retried every remaining chunk four times).
@@ -125,7 +126,7 @@ export async function runChunks(
       for (const id of ids) run.sent.add(id);
       written += ids.length;
       try {
-        await ctx.mailbox.modifyMessages(ids, job.change);
+        await ctx.mailbox.modifyMessages(ids, job.change, undefined, labelled);
         run.submitted += ids.length;
         run.accepted.push(...ids);
       } catch (e) {
