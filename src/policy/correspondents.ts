@@ -21,7 +21,19 @@ import type { Mailbox } from '../providers/mailbox.js';
  * searchMessages + getThread(metadata), which costs a thread read per conversation.
  */
 export interface SentRecipientsSource {
-  sentRecipients?(days: number, signal?: AbortSignal): Promise<string[]>;
+  /** With the Sent version the read saw, where the source has sentVersion. */
+  sentRecipients?(days: number, signal?: AbortSignal): Promise<string[] | SentRecipients>;
+  /**
+   * A token that changes whenever the Sent folder gains or loses a message (IMAP: its
+   * UIDVALIDITY, UIDNEXT and MESSAGES, one STATUS). With it the set is learnt again as soon as
+   * Sent changed, not only when the refresh interval ends.
+   */
+  sentVersion?(signal?: AbortSignal): Promise<string | undefined>;
+}
+
+export interface SentRecipients {
+  addresses: string[];
+  version?: string;
 }
 
 export type CorrespondentMailbox = Pick<Mailbox, 'searchMessages' | 'getThread'> & {
@@ -48,8 +60,11 @@ const RETRY_AFTER_FAILURE_MS = 60_000;
 /** What the gate needs: does mail from this address stay in the inbox? */
 export interface CorrespondentCheck {
   has(address: string): Promise<boolean>;
-  /** Learns the set now if it is due, so a slow refresh happens outside the write lock. */
-  warm?(): Promise<void>;
+  /**
+   * Learns the set now if it is due or Sent changed, so a slow refresh happens outside the write
+   * lock. `call`: the tool call asking; a second ask in the same call trusts the first answer.
+   */
+  warm?(call?: object): Promise<void>;
 }
 
 export interface CorrespondentStatus {
@@ -76,6 +91,10 @@ export class CorrespondentSet implements CorrespondentCheck {
   private failedAt = Number.NEGATIVE_INFINITY;
   private lastError: string | undefined;
   private inflight: Promise<void> | undefined;
+  /** The Sent version the set was learnt at (sentVersion), when the source offers one. */
+  private learntAt: string | undefined;
+  /** Calls whose Sent check is done (weak: a call's key is its AbortSignal). */
+  private readonly checkedIn = new WeakSet<object>();
   private days: number;
   private refreshMs: number;
   private readonly clock: Clock;
@@ -99,9 +118,24 @@ export class CorrespondentSet implements CorrespondentCheck {
   invalidate(): void {
     this.refreshedAt = Number.NEGATIVE_INFINITY;
     this.addresses = undefined;
+    this.learntAt = undefined;
   }
 
-  async warm(): Promise<void> {
+  /**
+   * Before a move out is judged: where the source can say whether Sent changed, ask it (one
+   * STATUS on IMAP), and learn the set again when it did — a message sent a moment ago from
+   * another client protects its recipients in this very call.
+   */
+  async warm(call?: object): Promise<void> {
+    const mailbox = typeof this.source === 'function' ? await this.source() : this.source;
+    const asked = call !== undefined && this.checkedIn.has(call);
+    if (call !== undefined) this.checkedIn.add(call);
+    if (!asked && this.addresses !== undefined && mailbox.sentVersion !== undefined) {
+      const version = await mailbox.sentVersion();
+      if (version === undefined || version !== this.learntAt) this.refreshedAt = Number.NEGATIVE_INFINITY;
+      // A failed refresh must not wait out RETRY_AFTER_FAILURE_MS when Sent has changed.
+      if (version !== this.learntAt) this.failedAt = Number.NEGATIVE_INFINITY;
+    }
     await this.current();
   }
 
@@ -170,14 +204,19 @@ export class CorrespondentSet implements CorrespondentCheck {
     try {
       const mailbox = typeof this.source === 'function' ? await this.source() : this.source;
       let via: CorrespondentStatus['via'];
+      let version: string | undefined;
       if (mailbox.sentRecipients) {
         via = 'sentRecipients';
-        for (const a of await mailbox.sentRecipients(this.days, signal)) if (!add(a)) break;
+        const got = await mailbox.sentRecipients(this.days, signal);
+        const list = Array.isArray(got) ? got : got.addresses;
+        if (!Array.isArray(got)) version = got.version;
+        for (const a of list) if (!add(a)) break;
       } else {
         via = 'threads';
         truncated = await this.fromThreads(mailbox, startedAt, signal, add);
       }
       this.addresses = out;
+      this.learntAt = version;
       this.truncated = truncated;
       this.via = via;
       this.refreshedAt = startedAt;

@@ -91,6 +91,11 @@ export interface GateRun {
 export interface CapOptions {
   /** A human confirmed (elicitation) lifting the cap for this call; ignored if policy forbids. */
   capLifted?: boolean;
+  /**
+   * The tool call this judging belongs to: whether Sent changed is asked once per call, so the
+   * preview (judge) and the run of one call share one check.
+   */
+  call?: object;
 }
 
 /** The three things the policy needs from storage; a shared backend can replace the files. */
@@ -307,6 +312,8 @@ export function createGate(options: GateOptions): Gate {
       return cap === 0 ? null : Math.max(0, cap - (await used(clock.now())));
     },
     async judge(items, intent, o) {
+      if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)
+        await options.correspondents?.warm?.(o?.call);
       const on = capped(intent) && !lifted(o);
       return judgeAll(items, intent, on ? Math.max(0, cap - (await used(clock.now()))) : null);
     },
@@ -332,7 +339,7 @@ export function createGate(options: GateOptions): Gate {
     run: async (items, intent, write, o) => {
       // Learning the Sent folder can take seconds; do it before other writers have to wait.
       if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)
-        await options.correspondents?.warm?.();
+        await options.correspondents?.warm?.(o?.call);
       return store.withLock(account, async (signal) => {
         const now = clock.now();
         const liftedCap = lifted(o);

@@ -132,6 +132,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
   };
   if (inner.getMessage) out.getMessage = inner.getMessage.bind(inner);
   if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);
+  if (inner.sentVersion) out.sentVersion = inner.sentVersion.bind(inner);
   if (inner.inboxSince) out.inboxSince = inner.inboxSince.bind(inner);
   if (inner.uidMarkAt) out.uidMarkAt = inner.uidMarkAt.bind(inner);
   addFilterAndDraftWrites(out, inner, write);

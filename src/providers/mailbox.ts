@@ -198,7 +198,12 @@ export interface Mailbox {
    * the provider can say (IMAP: one SEARCH and one header FETCH in Sent). Optional: without it the
    * write policy reads Sent threads through searchMessages and getThread.
    */
-  sentRecipients?(days: number, signal?: AbortSignal): Promise<string[]>;
+  sentRecipients?(
+    days: number,
+    signal?: AbortSignal,
+  ): Promise<string[] | { addresses: string[]; version?: string }>;
+  /** A token that changes whenever Sent gains or loses a message (see policy/correspondents.ts). */
+  sentVersion?(signal?: AbortSignal): Promise<string | undefined>;
 
   /**
    * IMAP: INBOX arrivals above a UID mark, oldest first, for the sweep loop (list_new_mail,

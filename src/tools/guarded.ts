@@ -225,7 +225,9 @@ export async function runThroughGate(
 ): Promise<GateRun> {
   const gate = await gateOf();
   let capLifted = false;
-  const overCap = (await gate.judge(items, intent)).filter((v) => v.rule === 'daily-cap').length;
+  const overCap = (await gate.judge(items, intent, { call: ctx.signal })).filter(
+    (v) => v.rule === 'daily-cap',
+  ).length;
   if (overCap > 0 && gate.canLiftCap) {
     const left = (await gate.remaining()) ?? 0;
     const answer = await confirmChange(ctx, {
@@ -238,7 +240,7 @@ export async function runThroughGate(
     });
     capLifted = answer === 'confirmed';
   }
-  return gate.run(items, intent, (allowed) => writeAll(allowed), { capLifted });
+  return gate.run(items, intent, (allowed) => writeAll(allowed), { capLifted, call: ctx.signal });
 }
 
 /** Requests and quota units this call has spent since `before`. */

@@ -112,6 +112,18 @@ export class FolderIndex {
     for (const p of paths) this.epochs.set(p, this.epochOf(p) + 1);
   }
 
+  /**
+   * UIDs this server's own write took out of `path` (the MOVE's COPYUID said so): dropped from the
+   * rows, so the next check finds the count it expects instead of searching for what left.
+   */
+  forget(path: string, uids: Iterable<number>): void {
+    const state = this.states.get(path);
+    if (state === undefined) return;
+    for (const uid of uids) state.rows.delete(uid);
+    delete state.byMessageId;
+    delete state.byLink;
+  }
+
   private epochOf(path: string): number {
     return this.epochs.get(path) ?? 0;
   }

@@ -22,6 +22,7 @@ import type {
   MessageLabels,
   SearchOptions,
   ThreadReadOptions,
+  ThreadWriteOptions,
   UidArrivals,
   UidMark,
   UidMarkAt,
@@ -29,7 +30,7 @@ import type {
 } from '../mailbox.js';
 import { inboxSince, uidMarkAt } from './arrivals.js';
 import { imapHistory, profileCursor } from './history.js';
-import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
+import { buildFolderModel, folderByRole, keywordLabelId, placesOf, userKeyword } from './folders.js';
 import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
 import { imapLabels } from './labels.js';
@@ -41,6 +42,8 @@ import {
   examine,
   fetchCopies,
   holds,
+  opened,
+  syncSelected,
   labelIdsOf,
   mergeCopies,
   readCopy,
@@ -48,13 +51,15 @@ import {
   toMailMessage,
   uidSet,
 } from './reader.js';
-import type { ReadMessage } from './reader.js';
+import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
 import { componentOf, gatherThreads, locateByMessageId } from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
+import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
 import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
+import type { WriteReport } from './writer.js';
 import { uniqueById } from '../../mail/unique.js';
 
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
@@ -63,6 +68,8 @@ const KEYWORD_TTL_MS = 600_000;
 /** How long a write batch waits for the next call of the same change, and at most in all. */
 const GATHER_MS = 15;
 const GATHER_MAX_MS = 150;
+/** How long a judging read's INBOX copies stay usable for the write that follows it. */
+const JUDGED_TTL_MS = 300_000;
 
 export interface ImapMailboxOptions {
   account: string;
@@ -76,6 +83,31 @@ export interface ImapMailboxOptions {
    * LIST-STATUS (folder-index.ts); 0: always check live.
    */
   recheckMs?: number;
+}
+
+/** A message a judging read or this server's write located, for the write that follows. */
+interface Known {
+  at: number;
+  message: ReadMessage;
+  /** The thread id the call named. */
+  threadId: string;
+  /** Every copy is known (this server's write placed them), not only the INBOX one. */
+  complete: boolean;
+}
+
+interface PendingWrite {
+  threadId: string;
+  /** The messages the write policy judged (ThreadWriteOptions.messageIds). */
+  judged?: readonly string[];
+  resolve: (m: MessageLabels[]) => void;
+  reject: (e: unknown) => void;
+}
+
+/** The keys whose values are defined (exactOptionalPropertyTypes forbids explicit undefined). */
+function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 export class ImapMailbox implements Mailbox {
@@ -392,16 +424,28 @@ export class ImapMailbox implements Mailbox {
   private pending: Array<{
     id: string;
     format: 'full' | 'metadata';
+    /** A read that judges a move out of the inbox: INBOX alone is read (inbox-moves.ts). */
+    inboxOnly: boolean;
+    /** A read that judges a return to the inbox: mail this server moved is read where it put it. */
+    back: boolean;
     resolve: (t: MailThread) => void;
     reject: (e: unknown) => void;
   }> = [];
+  /**
+   * The INBOX copies a judging read found, by message id, for the write of the same call: it
+   * moves exactly these UIDs. Kept a few minutes; a stale UID simply does not move (COPYUID).
+   */
+  private readonly judged = new Map<string, Known>();
   private flushScheduled = false;
 
   getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread> {
     const parsed = parseImapId(threadId, 'threadId');
     if (parsed.kind === 'message') throw invalidInput('threadId', 'this is a message id; pass a thread id');
     return new Promise<MailThread>((resolve, reject) => {
-      this.pending.push({ id: threadId, format: options.format, resolve, reject });
+      const inboxOnly =
+        options.forChange !== undefined && leavesInbox(options.forChange) && parsed.kind === 'thread';
+      const back = options.forChange !== undefined && returnsToInbox(options.forChange);
+      this.pending.push({ id: threadId, format: options.format, inboxOnly, back, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush(options.signal));
@@ -414,16 +458,39 @@ export class ImapMailbox implements Mailbox {
     const batch = this.pending.splice(0);
     const format = batch.some((b) => b.format === 'full') ? 'full' : 'metadata';
     try {
-      const threads = await this.read(
-        (client, model) =>
-          this.readThreads(
-            client,
-            model,
-            batch.map((b) => b.id),
-            format,
-          ),
-        signal,
-      );
+      const threads = await this.read(async (client, model) => {
+        const out = new Map<string, { thread: MailThread }>();
+        const roots = new Map<string, string>();
+        for (const b of batch) {
+          const p = parseImapId(b.id, 'threadId');
+          if (b.inboxOnly && b.format === 'metadata' && p.kind === 'thread') roots.set(b.id, p.messageId);
+        }
+        // A restore of mail this server moved: where it went is known from the write's COPYUID.
+        for (const [id, read] of await this.knownPlaces(
+          client,
+          batch.filter((b) => b.back && b.format === 'metadata').map((b) => b.id),
+        )) {
+          const messages = read
+            .map((m) => ({ ...toMailMessage(m), threadId: id }))
+            .sort((a, b) => a.internalDate - b.internalDate);
+          out.set(id, { thread: { id, messages } });
+        }
+        const inbox = await inboxMessages(client, model, this.index, roots, this.indexUse.signal);
+        if (roots.size > 0) this.learnPermanentFlags(client);
+        for (const [id, read] of inbox) {
+          const at = this.now();
+          for (const m of read) this.judged.set(m.id, { at, message: m, threadId: id, complete: false });
+          const messages = read
+            .map((m) => ({ ...toMailMessage(m), threadId: id }))
+            .sort((a, b) => a.internalDate - b.internalDate);
+          out.set(id, { thread: { id, messages } });
+        }
+        this.pruneJudged();
+        // The rest, and a judged thread with nothing in INBOX (the full read says where it is).
+        const rest = batch.map((b) => b.id).filter((id) => !out.has(id));
+        for (const [id, t] of await this.readThreads(client, model, rest, format)) out.set(id, t);
+        return out;
+      }, signal);
       for (const b of batch) {
         const t = threads.get(b.id);
         if (t === undefined)
@@ -596,6 +663,66 @@ export class ImapMailbox implements Mailbox {
     );
   }
 
+  /** The judging read's SELECT of INBOX answered PERMANENTFLAGS: no separate SELECT to learn it. */
+  private learnPermanentFlags(client: ImapFlow): void {
+    const box = client.mailbox;
+    if (this.keywordsSettable !== undefined || box === false || box.readOnly) return;
+    this.keywordsSettable = box.permanentFlags?.has('\\*') === true;
+  }
+
+  /**
+   * Threads whose every message this server's own write placed (the COPYUID answers said where):
+   * each location copy is fetched where it was put, by UID, in one FETCH per folder; a message no
+   * longer there is left out, and a thread with none left is read the full way.
+   */
+  private async knownPlaces(
+    client: ImapFlow,
+    threadIds: readonly string[],
+  ): Promise<Map<string, ReadMessage[]>> {
+    const out = new Map<string, ReadMessage[]>();
+    const wanted = new Map<string, Known[]>();
+    for (const id of threadIds) {
+      const list = [...this.judged.values()].filter((k) => k.threadId === id);
+      if (list.length > 0 && list.every((k) => k.complete)) wanted.set(id, list);
+    }
+    if (wanted.size === 0) return out;
+    const byFolder = new Map<string, { folder: Copy['folder']; uidValidity: string; uids: number[] }>();
+    for (const list of wanted.values())
+      for (const k of list)
+        for (const c of k.message.copies.filter((x) => x.folder.kind === 'location')) {
+          const g = byFolder.get(c.folder.path) ?? { folder: c.folder, uidValidity: c.uidValidity, uids: [] };
+          g.uids.push(c.uid);
+          byFolder.set(c.folder.path, g);
+        }
+    const live = new Map<string, Copy>();
+    for (const g of byFolder.values()) {
+      // Selected read-write: the write that follows moves from here.
+      const box = await client.mailboxOpen(g.folder.path, { readOnly: false });
+      opened(client);
+      if (String(box.uidValidity) !== g.uidValidity) continue;
+      for (const r of await fetchCopies(client, g.folder, g.uids, 'metadata'))
+        live.set(`${g.folder.path}\0${r.copy.uid}`, r.copy);
+    }
+    for (const [id, list] of wanted) {
+      const found: ReadMessage[] = [];
+      for (const k of list) {
+        const copies = k.message.copies.flatMap((c) => {
+          if (c.folder.kind !== 'location') return [c];
+          const now = live.get(`${c.folder.path}\0${c.uid}`);
+          return now === undefined ? [] : [now];
+        });
+        if (copies.some((c) => c.folder.kind === 'location')) found.push({ ...k.message, copies });
+      }
+      if (found.length > 0) out.set(id, found);
+    }
+    return out;
+  }
+
+  private pruneJudged(): void {
+    const old = this.now() - JUDGED_TTL_MS;
+    for (const [id, e] of this.judged) if (e.at < old) this.judged.delete(id);
+  }
+
   /**
    * Whether keywords can be set: PERMANENTFLAGS with \\* (RFC 3501 §7.1), which a server states
    * only for a folder opened read-write (EXAMINE answers an empty list), so it is asked once, in
@@ -618,32 +745,38 @@ export class ImapMailbox implements Mailbox {
   private pendingWrites = new Map<
     string,
     {
-      items: Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>;
+      items: PendingWrite[];
       first: number;
       timer: NodeJS.Timeout;
     }
   >();
 
-  modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> {
+  modifyThread(
+    threadId: string,
+    change: LabelChange,
+    signal?: AbortSignal,
+    options: ThreadWriteOptions = {},
+  ): Promise<MessageLabels[]> {
     const parsed = parseImapId(threadId, 'threadId');
     if (parsed.kind === 'message') throw invalidInput('threadId', 'this is a message id; pass a thread id');
     if (change.add.length === 0 && change.remove.length === 0)
       throw invalidInput('change', 'add or remove at least one label');
-    const key = JSON.stringify([change.add, change.remove]);
+    const key = JSON.stringify([change.add, change.remove, options.agentLabel ?? null]);
     return new Promise((resolve, reject) => {
+      const item: PendingWrite = { threadId, resolve, reject, ...defined({ judged: options.messageIds }) };
       const flush = () => {
         const batch = this.pendingWrites.get(key);
         this.pendingWrites.delete(key);
-        if (batch !== undefined) void this.flushWrites(batch.items, change, signal);
+        if (batch !== undefined) void this.flushWrites(batch.items, change, signal, options.agentLabel);
       };
       const now = Date.now();
       const gathering = this.pendingWrites.get(key);
       if (gathering === undefined) {
         const timer = setTimeout(flush, GATHER_MS);
-        this.pendingWrites.set(key, { items: [{ threadId, resolve, reject }], first: now, timer });
+        this.pendingWrites.set(key, { items: [item], first: now, timer });
         return;
       }
-      gathering.items.push({ threadId, resolve, reject });
+      gathering.items.push(item);
       clearTimeout(gathering.timer);
       gathering.timer = setTimeout(
         flush,
@@ -652,11 +785,164 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
+  /**
+   * The change as written: policy.json's agentLabel added where mail leaves the inbox for
+   * anywhere but Spam and Trash, and removed where it comes back (a keyword, or Bridge's
+   * Labels/NAME folder, created on first use — after the policy allowed the write).
+   */
+  private async withAgentLabel(
+    client: ImapFlow,
+    model: FolderModel,
+    change: LabelChange,
+    agentLabel: string | undefined,
+  ): Promise<{ change: LabelChange; model: FolderModel }> {
+    if (agentLabel === undefined) return { change, model };
+    const out = change.remove.includes('INBOX') && !change.add.some((l) => l === 'SPAM' || l === 'TRASH');
+    const back = change.add.includes('INBOX');
+    if (!out && !back) return { change, model };
+    const target = newLabelTarget(model, agentLabel, await this.keywordsAllowed(client, model));
+    let id: string | undefined;
+    if (target.kind === 'keyword') id = target.id;
+    else {
+      id = model.folders.find((f) => f.path === target.path)?.labelId;
+      if (id === undefined && out) {
+        await client.mailboxCreate(target.path);
+        this.model = undefined;
+        model = await this.folders(client);
+        id = model.folders.find((f) => f.path === target.path)?.labelId;
+      }
+    }
+    if (id === undefined) return { change, model };
+    return out
+      ? { change: { add: [...change.add, id], remove: change.remove }, model }
+      : { change: { add: change.add, remove: [...change.remove, id] }, model };
+  }
+
+  /**
+   * A move out of the inbox whose every message a judging read of this call found in INBOX:
+   * written from those UIDs alone (inbox-moves.ts), and reported from the MOVE's COPYUID and the
+   * SEARCH after it. Undefined when the batch needs the full path.
+   */
+  private judgedCopies(batch: readonly PendingWrite[], change: LabelChange): ReadMessage[] | undefined {
+    const out = leavesInbox(change);
+    if (!out && !returnsToInbox(change)) return undefined;
+    const list: ReadMessage[] = [];
+    for (const b of batch) {
+      if (b.judged === undefined || b.judged.length === 0) return undefined;
+      for (const id of b.judged) {
+        const e = this.judged.get(id);
+        // INBOX copies judge a move out; a return needs every copy, as this server's write left them.
+        if (e === undefined || (!out && !e.complete)) return undefined;
+        list.push(e.message);
+      }
+    }
+    return uniqueById(list);
+  }
+
+  private async flushJudged(
+    batch: readonly PendingWrite[],
+    messages: readonly ReadMessage[],
+    change: LabelChange,
+    signal: AbortSignal | undefined,
+    agentLabel: string | undefined,
+  ): Promise<void> {
+    let reports: Map<string, WriteReport>;
+    let applied: LabelChange = change;
+    try {
+      reports = await this.write(async (client, model) => {
+        const labelled = await this.withAgentLabel(client, model, change, agentLabel);
+        applied = labelled.change;
+        checkDelta(labelled.model, applied, await this.keywordsAllowed(client, labelled.model));
+        const touched = foldersTouched(labelled.model, messages, applied);
+        try {
+          const done = await applyChange(client, labelled.model, messages, applied);
+          const left = new Set(done.filter((r) => r.outcome === 'changed').map((r) => r.id));
+          // Where each message is now, for a restore of it (or the next write of this call).
+          const at = this.now();
+          for (const r of done) {
+            const k = this.judged.get(r.id);
+            if (k === undefined) continue;
+            if (r.copies === undefined) this.judged.delete(r.id);
+            else
+              this.judged.set(r.id, {
+                ...k,
+                at,
+                message: { ...k.message, copies: r.copies },
+                complete: true,
+              });
+          }
+          const inbox = folderByRole(labelled.model, 'inbox');
+          if (inbox !== undefined)
+            this.index.forget(
+              inbox.path,
+              messages
+                .filter((m) => left.has(m.id))
+                .flatMap((m) => m.copies.filter((c) => c.folder.path === inbox.path).map((c) => c.uid)),
+            );
+          return new Map(done.map((r) => [r.id, r]));
+        } finally {
+          this.index.changed(touched);
+        }
+      }, signal);
+    } catch (e) {
+      if (isMailError(e) && e.code === 'invalid_input') {
+        for (const b of batch) b.reject(e);
+        return;
+      }
+      const unknown = new MailError(
+        'network_error',
+        `outcome unknown: the connection failed during the write (${e instanceof Error ? e.message : String(e)})`,
+        { retryable: false },
+      );
+      for (const b of batch) b.reject(unknown);
+      return;
+    }
+    for (const b of batch) {
+      const mine = (b.judged ?? []).map((id) => reports.get(id));
+      const failed = mine.find((r) => r?.outcome === 'failed');
+      const unknown = mine.find((r) => r === undefined || r.outcome === 'unknown');
+      if (failed !== undefined) {
+        b.reject(
+          new MailError(
+            'upstream_unavailable',
+            `not changed: ${failed.error ?? 'the server refused the move'}`,
+            { retryable: false },
+          ),
+        );
+        continue;
+      }
+      if (unknown !== undefined) {
+        b.reject(
+          new MailError('network_error', `outcome unknown: ${unknown?.error ?? 'the server did not say'}`, {
+            retryable: false,
+          }),
+        );
+        continue;
+      }
+      b.resolve(
+        (b.judged ?? []).map((id) => {
+          const m = this.judgedMessage(messages, id);
+          const before = m === undefined ? [] : labelIdsOf(m);
+          const labels = new Set(before.filter((l) => !applied.remove.includes(l)));
+          for (const l of applied.add) labels.add(l);
+          return { id, threadId: b.threadId, labelIds: [...labels] };
+        }),
+      );
+    }
+  }
+
+  private judgedMessage(messages: readonly ReadMessage[], id: string): ReadMessage | undefined {
+    return messages.find((m) => m.id === id);
+  }
+
   private async flushWrites(
-    batch: Array<{ threadId: string; resolve: (m: MessageLabels[]) => void; reject: (e: unknown) => void }>,
+    batch: PendingWrite[],
     change: LabelChange,
     signal?: AbortSignal,
+    agentLabel?: string,
   ): Promise<void> {
+    const judged = this.judgedCopies(batch, change);
+    if (judged !== undefined) return this.flushJudged(batch, judged, change, signal, agentLabel);
     const ids = batch.map((b) => b.threadId);
     let written: {
       threads: Map<string, { read: ReadMessage[] }>;
@@ -664,7 +950,9 @@ export class ImapMailbox implements Mailbox {
       model: FolderModel;
     };
     try {
-      written = await this.write(async (client, model) => {
+      written = await this.write(async (client, first) => {
+        const { change: applied, model } = await this.withAgentLabel(client, first, change, agentLabel);
+        change = applied;
         checkDelta(model, change, await this.keywordsAllowed(client, model));
         const threads = await this.readThreads(client, model, ids, 'metadata', true);
         const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
@@ -719,22 +1007,28 @@ export class ImapMailbox implements Mailbox {
     }
   }
 
-  async modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+  async modifyMessages(
+    messageIds: string[],
+    change: LabelChange,
+    signal?: AbortSignal,
+    options: Pick<ThreadWriteOptions, 'agentLabel'> = {},
+  ): Promise<void> {
     if (messageIds.length > 1000) throw invalidInput('messageIds', 'at most 1000 per call');
     const ids = messageIds.map((id) => parseImapId(id, 'messageIds'));
-    await this.write(async (client, model) => {
-      checkDelta(model, change, await this.keywordsAllowed(client, model));
+    await this.write(async (client, first) => {
+      const { change: applied, model } = await this.withAgentLabel(client, first, change, options.agentLabel);
+      checkDelta(model, applied, await this.keywordsAllowed(client, model));
       const located = await this.locateMessages(client, model, ids);
-      await applyChange(client, model, located, change);
+      await applyChange(client, model, located, applied);
     }, signal);
   }
 
-  trashThread(threadId: string, signal?: AbortSignal): Promise<void> {
-    return this.modifyThread(threadId, { add: ['TRASH'], remove: [] }, signal).then(() => undefined);
+  trashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> {
+    return this.modifyThread(threadId, { add: ['TRASH'], remove: [] }, signal, options).then(() => undefined);
   }
 
-  untrashThread(threadId: string, signal?: AbortSignal): Promise<void> {
-    return this.modifyThread(threadId, { add: [], remove: ['TRASH'] }, signal).then(() => undefined);
+  untrashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> {
+    return this.modifyThread(threadId, { add: [], remove: ['TRASH'] }, signal, options).then(() => undefined);
   }
 
   async createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label> {
@@ -789,17 +1083,24 @@ export class ImapMailbox implements Mailbox {
     }, signal);
   }
 
-  /** EXAMINE Sent, one UID SEARCH SINCE, one FETCH of To and Cc: three commands. */
-  async sentRecipients(days: number, signal?: AbortSignal): Promise<string[]> {
+  /**
+   * EXAMINE Sent, one UID SEARCH SINCE, one FETCH of To and Cc: three commands. The EXAMINE's
+   * numbers are the version sentVersion compares with.
+   */
+  async sentRecipients(
+    days: number,
+    signal?: AbortSignal,
+  ): Promise<{ addresses: string[]; version?: string }> {
     return this.read(async (client, model) => {
       const sent = model.folders.find((f) => f.role === 'sent');
-      if (sent === undefined) return [];
+      if (sent === undefined) return { addresses: [], version: 'none' };
       const box = await examine(client, sent.path);
-      if (box.exists === 0) return [];
+      const version = `${String(box.uidValidity)}:${box.uidNext}:${box.exists}`;
+      if (box.exists === 0) return { addresses: [], version };
       // SINCE compares dates in the server's zone (RFC 3501 §6.4.4): one day more is safe.
       const since = new Date(this.now() - (days + 1) * 86_400_000);
       const uids = await searchUids(client, { since });
-      if (uids.length === 0) return [];
+      if (uids.length === 0) return { addresses: [], version };
       const rows = await client.fetchAll(uidSet(uids), { uid: true, headers: ['to', 'cc'] }, { uid: true });
       const out: string[] = [];
       for (const r of rows.sort((a, b) => b.uid - a.uid)) {
@@ -808,7 +1109,24 @@ export class ImapMailbox implements Mailbox {
           for (const v of headerValues(headers, name))
             for (const a of parseAddressList(decodeWords(v))) if (a.address !== '') out.push(a.address);
       }
-      return out;
+      return { addresses: out, version };
+    }, signal);
+  }
+
+  /**
+   * One STATUS of Sent: the version sentRecipients read at. STATUS, not EXAMINE, so the folder a
+   * write's judging read selected (INBOX) stays selected for the write.
+   */
+  async sentVersion(signal?: AbortSignal): Promise<string | undefined> {
+    return this.read(async (client, model) => {
+      const sent = model.folders.find((f) => f.role === 'sent');
+      if (sent === undefined) return 'none';
+      // The selected folder's STATUS is the session's view until a NOOP (reader.ts).
+      if (holds(client, sent.path)) await syncSelected(client);
+      const s = await client.status(sent.path, { messages: true, uidNext: true, uidValidity: true });
+      if (!s || s.uidValidity === undefined || s.uidNext === undefined || s.messages === undefined)
+        return undefined;
+      return `${String(s.uidValidity)}:${s.uidNext}:${s.messages}`;
     }, signal);
   }
 

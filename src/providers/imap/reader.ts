@@ -68,12 +68,21 @@ export async function syncSelected(client: ImapFlow): Promise<void> {
   synced.add(client);
 }
 
-/** `path` is the selected mailbox, opened read-only: examine() will not open it again. */
+/**
+ * `path` is the selected mailbox: examine() will not open it again. Read-write too: a write's
+ * judging read selects INBOX for the write that follows, and reads there use BODY.PEEK, which
+ * changes no flag (RFC 3501 §6.4.5).
+ */
 export function holds(client: ImapFlow, path: string): boolean {
-  return client.mailbox !== false && client.mailbox.path === path && client.mailbox.readOnly === true;
+  return client.mailbox !== false && client.mailbox.path === path;
 }
 
-/** Opens `path` read-only unless it already is the selected mailbox, opened read-only. */
+/** A SELECT or EXAMINE this use just made: its numbers are current, no NOOP needed. */
+export function opened(client: ImapFlow): void {
+  synced.add(client);
+}
+
+/** Opens `path` read-only unless it already is the selected mailbox. */
 export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
   const current = client.mailbox;
   if (current && holds(client, path)) {

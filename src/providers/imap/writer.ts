@@ -2,7 +2,7 @@ import type { ImapFlow, MailboxObject } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
 import { keywordLabelId, KEYWORD_PREFIX } from './folders.js';
 import type { Folder, FolderModel } from './query.js';
-import { searchUids, uidSet } from './reader.js';
+import { opened, searchUids, uidSet } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 
 /*
@@ -24,6 +24,11 @@ export interface WriteReport {
   id: string;
   outcome: 'changed' | 'failed' | 'unknown';
   error?: string;
+  /**
+   * Where its copies are now, as the server's COPYUID answers (RFC 4315 §3) say; absent when a
+   * copy's new UID is not known (a server without UIDPLUS, or an answer that was lost).
+   */
+  copies?: Copy[];
 }
 
 const FLAG_OF: Readonly<Record<string, { flag: string; setWhenAdded: boolean }>> = {
@@ -35,7 +40,9 @@ const FLAG_OF: Readonly<Record<string, { flag: string; setWhenAdded: boolean }>>
 async function select(client: ImapFlow, path: string): Promise<MailboxObject> {
   const current = client.mailbox;
   if (current && current.path === path && !current.readOnly) return current;
-  return client.mailboxOpen(path, { readOnly: false });
+  const box = await client.mailboxOpen(path, { readOnly: false });
+  opened(client);
+  return box;
 }
 
 function byRole(model: FolderModel, role: Folder['role']): Folder | undefined {
@@ -203,21 +210,44 @@ function planChange(model: FolderModel, messages: readonly ReadMessage[], delta:
   return plan;
 }
 
-/** UID MOVE, or COPY + UID EXPUNGE of exactly those UIDs (UIDPLUS); never a plain EXPUNGE. */
-async function moveUids(client: ImapFlow, from: Folder, uids: readonly number[], to: string): Promise<void> {
+/**
+ * UID MOVE, or COPY + UID EXPUNGE of exactly those UIDs (UIDPLUS); never a plain EXPUNGE.
+ * Returns the source UIDs the server's COPYUID answer (RFC 4315 §3) says it moved, when it says.
+ */
+/** What a COPY or MOVE answered: source UID → new UID, under the target's UIDVALIDITY. */
+interface CopyUids {
+  uidValidity: string;
+  map: ReadonlyMap<number, number>;
+}
+
+function copyUids(
+  r:
+    | { uidValidity?: bigint | number | undefined; uidMap?: Map<number, number> | undefined }
+    | false
+    | undefined,
+): CopyUids | undefined {
+  return r && r.uidMap && r.uidValidity !== undefined
+    ? { uidValidity: String(r.uidValidity), map: r.uidMap }
+    : undefined;
+}
+
+async function moveUids(
+  client: ImapFlow,
+  from: Folder,
+  uids: readonly number[],
+  to: string,
+): Promise<CopyUids | undefined> {
   await select(client, from.path);
   const set = uidSet(uids);
-  if (client.capabilities.has('MOVE')) {
-    await client.messageMove(set, to, { uid: true });
-    return;
-  }
+  if (client.capabilities.has('MOVE')) return copyUids(await client.messageMove(set, to, { uid: true }));
   if (!client.capabilities.has('UIDPLUS'))
     throw new MailError(
       'unsupported',
       'this IMAP server has neither MOVE (RFC 6851) nor UIDPLUS (RFC 4315): moving would need a plain EXPUNGE, which can remove other messages marked deleted, so mailwarden does not move mail here',
     );
-  await client.messageCopy(set, to, { uid: true });
+  const copied = await client.messageCopy(set, to, { uid: true });
   await client.messageDelete(set, { uid: true });
+  return copyUids(copied);
 }
 
 /** The UIDs of `uids` still in `folder` (one UID SEARCH): the rest left it. */
@@ -239,6 +269,30 @@ export async function applyChange(
   const plan = planChange(model, messages, delta);
   const failed = new Map<string, string>();
   const unknown = new Map<string, string>();
+  // Per message: copies gone (path\0uid) and copies made; null once a new UID is not known.
+  const gone = new Set<string>();
+  const made = new Map<string, Copy[] | null>();
+  const note = (m: ReadMessage, copy: Copy | null): void => {
+    const list = made.get(m.id);
+    if (list === null) return;
+    if (copy === null) made.set(m.id, null);
+    else made.set(m.id, [...(list ?? []), copy]);
+  };
+  /** The new copies of `from`'s UIDs in `to`, from a COPYUID answer (or none known). */
+  const placed = (from: Folder, uids: readonly number[], to: Folder, answer: CopyUids | undefined): void => {
+    for (const uid of uids) {
+      const m = messages.find((x) => x.copies.some((c) => c.folder.path === from.path && c.uid === uid));
+      const source = m?.copies.find((c) => c.folder.path === from.path && c.uid === uid);
+      if (m === undefined || source === undefined) continue;
+      const dst = answer?.map.get(uid);
+      note(
+        m,
+        dst === undefined || answer === undefined
+          ? null
+          : { ...source, folder: to, uid: dst, uidValidity: answer.uidValidity },
+      );
+    }
+  };
   const folderIds = (path: string): string[] =>
     messages.filter((m) => m.copies.some((c) => c.folder.path === path)).map((m) => m.id);
   const guard = async (ids: readonly string[], run: () => Promise<void>): Promise<boolean> => {
@@ -252,6 +306,7 @@ export async function applyChange(
   };
   // Flags first: a MOVE carries them to the new place (RFC 6851 §3.3).
   for (const { folder, add, remove } of plan.stores.values()) {
+    if (add.size === 0 && remove.size === 0) continue;
     await guard(folderIds(folder.path), async () => {
       await select(client, folder.path);
       for (const [flag, uids] of add) await client.messageFlagsAdd(uidSet(uids), [flag], { uid: true });
@@ -262,22 +317,16 @@ export async function applyChange(
     for (const { folder, uids } of from.values()) {
       await guard(folderIds(folder.path), async () => {
         await select(client, folder.path);
-        await client.messageCopy(uidSet(uids), to.path, { uid: true });
+        placed(folder, uids, to, copyUids(await client.messageCopy(uidSet(uids), to.path, { uid: true })));
       });
     }
   }
-  for (const e of plan.expunges.values()) {
-    await guard(e.ids, async () => {
-      await select(client, e.folder.path);
-      if (!client.capabilities.has('UIDPLUS'))
-        throw new MailError('unsupported', 'removing a label folder copy needs UIDPLUS (UID EXPUNGE)');
-      await client.messageDelete(uidSet(e.uids), { uid: true });
-    });
-  }
+  // Moves before label expunges: the folder a move leaves is the one the judging read selected.
   for (const mv of plan.moves.values()) {
     let error: string | undefined;
+    let moved: CopyUids | undefined;
     try {
-      await moveUids(client, mv.from, mv.uids, mv.to.path);
+      moved = await moveUids(client, mv.from, mv.uids, mv.to.path);
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
     }
@@ -292,14 +341,39 @@ export async function applyChange(
       const uid = mv.uids[i] as number;
       if (left === undefined) unknown.set(id, error ?? 'the server did not say whether the message moved');
       else if (left.has(uid)) failed.set(id, error ?? `still in ${mv.from.path} after the move`);
+      // Gone from the folder but not moved by this write: another client took it first.
+      else if (moved !== undefined && !moved.map.has(uid))
+        failed.set(
+          id,
+          `no longer in ${mv.from.path} when the move ran (another client moved it); nothing was moved`,
+        );
+      else gone.add(`${mv.from.path}\0${uid}`);
     });
+    placed(
+      mv.from,
+      mv.uids.filter((u) => left !== undefined && !left.has(u)),
+      mv.to,
+      moved,
+    );
   }
-  return messages.map((m) => {
+  for (const e of plan.expunges.values()) {
+    const done = await guard(e.ids, async () => {
+      await select(client, e.folder.path);
+      if (!client.capabilities.has('UIDPLUS'))
+        throw new MailError('unsupported', 'removing a label folder copy needs UIDPLUS (UID EXPUNGE)');
+      await client.messageDelete(uidSet(e.uids), { uid: true });
+    });
+    if (done) for (const uid of e.uids) gone.add(`${e.folder.path}\0${uid}`);
+  }
+  return messages.map((m): WriteReport => {
     const f = failed.get(m.id);
     if (f !== undefined) return { id: m.id, outcome: 'failed', error: f };
     const u = unknown.get(m.id);
     if (u !== undefined) return { id: m.id, outcome: 'unknown', error: u };
-    return { id: m.id, outcome: 'changed' };
+    const added = made.get(m.id);
+    if (added === null) return { id: m.id, outcome: 'changed' };
+    const kept = m.copies.filter((c) => !gone.has(`${c.folder.path}\0${c.uid}`));
+    return { id: m.id, outcome: 'changed', copies: [...kept, ...(added ?? [])] };
   });
 }
 
