@@ -212,7 +212,7 @@ export interface Mailbox {
    */
   inboxSince?(
     mark: UidMark | undefined,
-    options: { limit: number; signal?: AbortSignal },
+    options: { limit: number; signal?: AbortSignal; read?: 'full' },
   ): Promise<UidArrivals>;
   /** IMAP: the UID mark that decides everything in INBOX up to `uid` (mark_handled). */
   uidMarkAt?(target: { uid: number } | { messageId: string }, signal?: AbortSignal): Promise<UidMarkAt>;
@@ -239,8 +239,11 @@ export interface UidArrivals {
   total: number;
   /** After a reset: inbox messages left out because the mark remembers them as decided. */
   excludedDecided: number;
-  /** The oldest `limit` of them, ascending UID. */
-  items: Array<{ uid: number; id: string; threadId: string; internalDate: number }>;
+  /**
+   * The oldest `limit` of them, ascending UID; with `read: 'full'` each with the message itself,
+   * read from its INBOX copy (labels from that copy's flags and keywords only).
+   */
+  items: Array<{ uid: number; id: string; threadId: string; internalDate: number; message?: MailMessage }>;
   /** The highest UID above the mark (undefined when nothing is new). */
   newestUid?: number;
 }

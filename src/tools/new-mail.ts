@@ -3,7 +3,7 @@ import { mapBounded } from '../mail/async.js';
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import { aboveGmailMark, compareArrivals, gmailMarkAt } from '../mail/inbox-mark.js';
 import type { Arrival, GmailMark, ImapMark, InboxMark } from '../mail/inbox-mark.js';
-import type { MailMessage, MailThread } from '../mail/types.js';
+import type { Label, MailMessage, MailThread } from '../mail/types.js';
 import { uniqueById } from '../mail/unique.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { InboxMarkStore } from '../store/inbox-mark.js';
@@ -44,6 +44,8 @@ export interface NewMailRef {
   id: string;
   threadId: string;
   internalDate: number;
+  /** The message itself, where the provider read it with the listing (IMAP: its INBOX copy). */
+  message?: MailMessage;
 }
 
 export interface NewMailFound {
@@ -81,11 +83,15 @@ async function readMark(ctx: ToolContext, provider: 'imap' | 'gmail'): Promise<I
 }
 
 /** Everything new above the mark; `limit` refs described (0: count only, the cheapest). */
-export async function findNewMail(ctx: ToolContext, limit: number): Promise<NewMailFound> {
+export async function findNewMail(ctx: ToolContext, limit: number, read?: 'full'): Promise<NewMailFound> {
   const mb = ctx.mailbox;
   if (mb.inboxSince) {
     const mark = (await readMark(ctx, 'imap')) as ImapMark | undefined;
-    const a = await mb.inboxSince(mark, { limit, signal: ctx.signal });
+    const a = await mb.inboxSince(mark, {
+      limit,
+      signal: ctx.signal,
+      ...(read === undefined ? {} : { read }),
+    });
     return {
       provider: 'imap',
       mark,
@@ -244,7 +250,7 @@ export const listNewMail = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so); Gmail: by arrival time.",
+    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so), each line from its INBOX copy (labels from its flags and keywords; label folders are not read); Gmail: by arrival time.",
   input: z.strictObject({
     limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
     snippets: z.boolean().default(false).describe('add snippets (~150 characters a line)'),
@@ -273,7 +279,7 @@ export const listNewMail = defineTool({
   async handle(ctx, args) {
     const before = ctx.mailbox.usage();
     const rules = await rulesFirst(ctx);
-    const found = await findNewMail(ctx, args.limit);
+    const found = await findNewMail(ctx, args.limit, 'full');
     const messages = await describeLines(ctx, found.items, args.snippets);
     const after = ctx.mailbox.usage();
     const result = {
@@ -306,18 +312,45 @@ export const listNewMail = defineTool({
   },
 });
 
+/** Labels every provider names the same way: no label list is needed to show them. */
+const SYSTEM_LABELS: ReadonlySet<string> = new Set([
+  'INBOX',
+  'UNREAD',
+  'STARRED',
+  'IMPORTANT',
+  'SENT',
+  'DRAFT',
+  'SPAM',
+  'TRASH',
+]);
+
 async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], snippets: boolean) {
   if (items.length === 0) return [];
   const mb = ctx.mailbox;
   const { senderDomains, summarizeThread } = await mailReaders();
-  const [threads, labels] = await Promise.all([
-    mapBounded([...new Set(items.map((i) => i.threadId))], readConcurrency(mb, THREAD_READS), (id) =>
-      mb.getThread(id, { format: 'full', signal: ctx.signal }).catch(notFoundAsNone),
-    ),
-    labelMap(mb, ctx.clock.now(), ctx.signal),
-  ]);
   const byThread = new Map<string, MailThread>();
+  // Read with the listing (IMAP): each line is its own message, so no conversation is read; the
+  // label names are asked only when a message carries a user label.
+  const inline = items.every((i) => i.message !== undefined);
+  const userLabels = items.some((i) => i.message?.labelIds.some((l) => !SYSTEM_LABELS.has(l)) === true);
+  const [threads, labels] = await Promise.all([
+    inline
+      ? Promise.resolve([])
+      : mapBounded([...new Set(items.map((i) => i.threadId))], readConcurrency(mb, THREAD_READS), (id) =>
+          mb.getThread(id, { format: 'full', signal: ctx.signal }).catch(notFoundAsNone),
+        ),
+    !inline || userLabels
+      ? labelMap(mb, ctx.clock.now(), ctx.signal)
+      : Promise.resolve(new Map<string, Label>()),
+  ]);
   for (const t of threads) if (t) byThread.set(t.id, t);
+  if (inline)
+    for (const i of items) {
+      const known = byThread.get(i.threadId);
+      const m = i.message as MailMessage;
+      if (known === undefined) byThread.set(i.threadId, { id: i.threadId, messages: [m] });
+      else known.messages.push(m);
+    }
   const references = senderDomains([...byThread.values()]);
   const f = ctx.fence;
   return items.flatMap((item) => {
@@ -340,7 +373,7 @@ async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], sni
         ...(s.unread ? { unread: true as const } : {}),
         ...(others.length > 0 ? { labels: others } : {}),
         ...(s.attachments.length > 0 ? { attachments: s.attachments.length } : {}),
-        ...(thread.messages.length > 1 ? { messageCount: thread.messages.length } : {}),
+        ...(!inline && thread.messages.length > 1 ? { messageCount: thread.messages.length } : {}),
         ...(s.signals.length > 0 ? { signals: s.signals } : {}),
         ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),
       },

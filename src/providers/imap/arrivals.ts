@@ -5,7 +5,8 @@ import { MAX_DECIDED } from '../../mail/inbox-mark.js';
 import type { UidArrivals, UidMark, UidMarkAt } from '../mailbox.js';
 import { parseImapId } from './ids.js';
 import type { Folder } from './query.js';
-import { fetchCopies, readCopy, searchUids } from './reader.js';
+import { fetchCopies, opened, readCopy, searchUids, toMailMessage } from './reader.js';
+import type { MailMessage } from '../../mail/types.js';
 
 /*
  * INBOX arrivals for the sweep loop, without the folder model: INBOX is named "INBOX" on every
@@ -26,6 +27,7 @@ async function reexamine(
 ): Promise<{ uidValidity: string; uidNext: number; exists: number }> {
   try {
     const box = await client.mailboxOpen(INBOX.path, { readOnly: true });
+    opened(client);
     return { uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext), exists: box.exists };
   } catch (e) {
     throw new MailError('upstream_unavailable', `cannot open INBOX: ${(e as Error).message}`, { cause: e });
@@ -37,15 +39,23 @@ interface Listed {
   id: string;
   threadId: string;
   internalDate: number;
+  message?: MailMessage;
 }
 
-async function describe(client: ImapFlow, uids: readonly number[]): Promise<Listed[]> {
+/** One FETCH of the UIDs: their links, or (full) each whole message from its INBOX copy. */
+async function describe(client: ImapFlow, uids: readonly number[], full = false): Promise<Listed[]> {
   if (uids.length === 0) return [];
-  const rows = await fetchCopies(client, INBOX, uids, 'links');
+  const rows = await fetchCopies(client, INBOX, uids, full ? 'full' : 'links');
   return rows
     .map(({ copy, bytes }) => {
-      const m = readCopy(copy, bytes, false);
-      return { uid: copy.uid, id: m.id, threadId: m.threadId, internalDate: copy.internalDate };
+      const m = readCopy(copy, bytes, full);
+      return {
+        uid: copy.uid,
+        id: m.id,
+        threadId: m.threadId,
+        internalDate: copy.internalDate,
+        ...(full ? { message: toMailMessage(m) } : {}),
+      };
     })
     .sort((a, b) => a.uid - b.uid);
 }
@@ -54,6 +64,7 @@ export async function inboxSince(
   client: ImapFlow,
   mark: UidMark | undefined,
   limit: number,
+  full = false,
 ): Promise<UidArrivals> {
   const box = await reexamine(client);
   const { uidValidity, uidNext } = box;
@@ -74,8 +85,14 @@ export async function inboxSince(
     excludedDecided = all.length - open.length;
     uids = open.map((m) => m.uid);
     items = open.slice(0, limit);
+    if (full)
+      items = await describe(
+        client,
+        items.map((i) => i.uid),
+        true,
+      );
   } else {
-    items = await describe(client, uids.slice(0, limit));
+    items = await describe(client, uids.slice(0, limit), full);
   }
   const newestUid = uids.at(-1);
   return {

@@ -172,15 +172,27 @@ export class ImapMailbox implements Mailbox {
     if (this.model && now - this.model.at < FOLDER_TTL_MS) return this.model.model;
     const entries = await client.list();
     const model = buildFolderModel(entries, { gmail: client.capabilities.has('X-GM-EXT-1') });
-    // Keywords change rarely and cost a command per folder to learn: kept ten minutes.
+    if (this.keywords && now - this.keywords.at < KEYWORD_TTL_MS)
+      for (const [id, name] of this.keywords.names)
+        (model.keywordLabels as Map<string, string>).set(id, name);
+    this.model = { at: now, model };
+    return model;
+  }
+
+  /**
+   * The keyword labels, learnt only where names matter (list_labels, a label: search, a label
+   * name to resolve): an EXAMINE per folder, kept ten minutes. A message's own keywords come
+   * from its flags in every read, so nothing else waits for them (Bridge has none at all).
+   */
+  private async withKeywords(client: ImapFlow, model: FolderModel): Promise<FolderModel> {
+    const now = this.now();
     if (this.keywords && now - this.keywords.at < KEYWORD_TTL_MS) {
       for (const [id, name] of this.keywords.names)
         (model.keywordLabels as Map<string, string>).set(id, name);
-    } else {
-      await learnKeywords(client, model, this.indexUse);
-      this.keywords = { at: now, names: new Map(model.keywordLabels) };
+      return model;
     }
-    this.model = { at: now, model };
+    await learnKeywords(client, model, this.indexUse);
+    this.keywords = { at: now, names: new Map(model.keywordLabels) };
     return model;
   }
 
@@ -197,12 +209,15 @@ export class ImapMailbox implements Mailbox {
   }
 
   async listLabels(signal?: AbortSignal): Promise<Label[]> {
-    return this.read((client, model) => imapLabels(client, model, false), signal);
+    return this.read(
+      async (client, model) => imapLabels(client, await this.withKeywords(client, model), false),
+      signal,
+    );
   }
 
   async getLabel(id: string, signal?: AbortSignal): Promise<Label> {
     return this.read(async (client, model) => {
-      const all = await imapLabels(client, model, true, id);
+      const all = await imapLabels(client, await this.withKeywords(client, model), true, id);
       const found = all.find((l) => l.id === id);
       if (found === undefined) throw new MailError('not_found', `no label "${id}" on this IMAP account`);
       return found;
@@ -229,6 +244,8 @@ export class ImapMailbox implements Mailbox {
     options: SearchOptions,
     unit: 'thread' | 'message',
   ): Promise<Page<MessageRef>> {
+    // A label: term names a label; keyword names are learnt only then.
+    if (someTerm(node, (f) => f === 'label')) model = await this.withKeywords(client, model);
     const plan = planSearch(node, model, this.now());
     if (plan.empty) return { items: [], resultSizeEstimate: 0, checks: plan.checks };
     // labelIds naming a folder (a snooze folder, Labels/X) are answered in that folder, where the
@@ -1033,7 +1050,7 @@ export class ImapMailbox implements Mailbox {
 
   async createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label> {
     return this.write(async (client, model) => {
-      const existing = (await imapLabels(client, model, false)).find(
+      const existing = (await imapLabels(client, await this.withKeywords(client, model), false)).find(
         (l) => l.type === 'user' && l.name.toLowerCase() === input.name.toLowerCase(),
       );
       if (existing !== undefined) return existing;
@@ -1132,11 +1149,11 @@ export class ImapMailbox implements Mailbox {
 
   inboxSince(
     mark: UidMark | undefined,
-    options: { limit: number; signal?: AbortSignal },
+    options: { limit: number; signal?: AbortSignal; read?: 'full' },
   ): Promise<UidArrivals> {
     // No folder model: a gate with nothing new costs one EXAMINE after login.
     return this.session.use(
-      (client) => inboxSince(client, mark, options.limit),
+      (client) => inboxSince(client, mark, options.limit, options.read === 'full'),
       options.signal === undefined ? { retry: true } : { retry: true, signal: options.signal },
     );
   }
