@@ -15,6 +15,9 @@ export const ERROR_CODES = [
   'invalid_input',
   'unsupported',
   'internal_error',
+  // The call used its whole MAILWARDEN_CALL_BUDGET_MS: what had not finished was stopped (the
+  // message says what was done). Retryable unless a write's outcome is unknown.
+  'deadline_exceeded',
   // The human was asked to confirm a change (MCP elicitation) and said no or dismissed the
   // question; nothing was done. Not retryable: asking again is the human's call, not the model's.
   'declined_by_user',
@@ -24,6 +27,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
   'rate_limited',
+  'deadline_exceeded',
   'upstream_unavailable',
   'network_error',
 ]);

@@ -80,7 +80,7 @@ async function budgeted(
     budgetMs,
     () =>
       new MailError(
-        'upstream_unavailable',
+        'deadline_exceeded',
         `${tool.name}: the call used its whole budget of ${span} (MAILWARDEN_CALL_BUDGET_MS) waiting on the mailbox, and what had not finished was stopped. Try again, or narrow the call.`,
         { retryable: true },
       ),

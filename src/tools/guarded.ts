@@ -37,7 +37,7 @@ export interface GuardedReport {
  * Providers say so with a network_error that is not retryable.
  */
 export function isOutcomeUnknown(e: unknown): boolean {
-  return isMailError(e) && e.code === 'network_error' && !e.retryable;
+  return isMailError(e) && (e.code === 'network_error' || e.code === 'deadline_exceeded') && !e.retryable;
 }
 
 /** Whether every message of the thread carries the change now (a failed read says no). */

@@ -135,7 +135,7 @@ describe('a hung request', () => {
     });
     s.sandbox.faults.script([{ method: 'getProfile', kind: 'hang' }]);
     const e = envelope(await s.call('get_profile'));
-    expect(e.code).toBe('upstream_unavailable');
+    expect(e.code).toBe('deadline_exceeded');
     expect(e.message).toMatch(/budget of 500 ms \(MAILWARDEN_CALL_BUDGET_MS\)/);
   });
 });

@@ -44,11 +44,11 @@ const slow = defineTool({
 });
 
 describe('every tool call has a budget', () => {
-  it('a call that outlives its budget is stopped with upstream_unavailable naming the setting', async () => {
+  it('a call that outlives its budget is stopped with deadline_exceeded naming the setting', async () => {
     const [tool] = withCallBudget([slow], 50);
     const e = await tool!.handle(ctxWith(), { ms: 10_000 }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(MailError);
-    expect((e as MailError).code).toBe('upstream_unavailable');
+    expect((e as MailError).code).toBe('deadline_exceeded');
     expect((e as MailError).message).toMatch(
       /the call used its whole budget of 50 ms \(MAILWARDEN_CALL_BUDGET_MS\)/,
     );

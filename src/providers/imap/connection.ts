@@ -1,5 +1,6 @@
 import { ImapFlow } from 'imapflow';
-import { MailError } from '../../mail/errors.js';
+import { MailError, isMailError } from '../../mail/errors.js';
+import { resumeAt, stopAt } from './reader.js';
 import {
   asMailError,
   cancelledError,
@@ -64,6 +65,16 @@ type Exec = (...args: unknown[]) => Promise<unknown>;
 
 function noop(): void {}
 
+/** The budget's own error; a write already sent when it ran out has an unknown outcome. */
+function budgetError(reason: MailError, retry: boolean, started: boolean): MailError {
+  if (retry || !started) return reason;
+  return new MailError(
+    'deadline_exceeded',
+    `${reason.message} A change was already sent when the budget ran out: its outcome is unknown until the mailbox is read again.`,
+    { retryable: false, cause: reason },
+  );
+}
+
 export function openImapSession(
   settings: ImapSettings,
   password: string,
@@ -74,6 +85,8 @@ export function openImapSession(
 
 class Pool implements PooledImapSession {
   private tail: Promise<void> = Promise.resolve();
+  /** Settles when a stopped call's last command has finished (or its connection was closed). */
+  private draining: Promise<void> = Promise.resolve();
   private conn: Conn | undefined;
   /** A connection being set up, so a deadline or close() can destroy it. */
   private opening: Conn | undefined;
@@ -115,6 +128,8 @@ class Pool implements PooledImapSession {
     let queued = true;
     const work = (async () => {
       await turn;
+      // A call stopped by its budget lets its command on the wire finish first (see exclusive).
+      await this.draining;
       queued = false;
       signal?.throwIfAborted();
       return this.exclusive(fn, options);
@@ -156,15 +171,39 @@ class Pool implements PooledImapSession {
     let onAbort: (() => void) | undefined;
     // One promise that rejects when the deadline passes or the caller aborts; every await below
     // races it, and whichever connection is in use then is destroyed so nothing keeps running.
+    let running: Promise<T> | undefined;
     const stop = new Promise<never>((_, reject) => {
       const halt = (why: 'deadline' | 'abort'): void => {
         stopReason = why;
-        current?.client.close();
         this.opening?.client.close();
+        const reason: unknown = options.signal?.reason;
+        const budget = why === 'abort' && isMailError(reason) && reason.code === 'deadline_exceeded';
+        if (budget && current !== undefined && running !== undefined && current.alive) {
+          // The call's budget ran out, not the connection: the command on the wire finishes and
+          // the call's next step refuses to start (reader.ts going()), so the next call finds a
+          // healthy, logged-in connection. One that has not finished within the deadline is cut.
+          const conn = current;
+          stopAt(conn.client, reason);
+          let cut: NodeJS.Timeout | undefined;
+          this.draining = Promise.race([
+            running.then(noop, noop),
+            new Promise<void>((resolve) => {
+              cut = setTimeout(() => {
+                conn.client.close();
+                resolve();
+              }, this.o.deadlineMs);
+            }),
+          ]).finally(() => clearTimeout(cut));
+          reject(budgetError(reason, options.retry, started));
+          return;
+        }
+        current?.client.close();
         reject(
           why === 'deadline'
             ? timedOutError(this.where, this.o.deadlineMs, options.retry, started)
-            : cancelledError(this.where, options.retry, started),
+            : budget
+              ? budgetError(reason, options.retry, started)
+              : cancelledError(this.where, options.retry, started),
         );
       };
       timer = setTimeout(() => halt('deadline'), this.o.deadlineMs);
@@ -183,7 +222,8 @@ class Pool implements PooledImapSession {
         this.watchdog(current, true);
         try {
           started = true;
-          const running = fn(current.client);
+          resumeAt(current.client);
+          running = fn(current.client);
           running.catch(noop);
           return await Promise.race([running, stop]);
         } catch (e) {

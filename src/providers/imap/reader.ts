@@ -53,6 +53,26 @@ export function beginUse(client: ImapFlow): void {
 }
 
 /**
+ * Connections whose call was stopped by its budget: the command on the wire finishes (the
+ * connection stays healthy for the next call), but the next read step refuses to start.
+ */
+const stopped = new WeakMap<ImapFlow, unknown>();
+
+export function stopAt(client: ImapFlow, reason: unknown): void {
+  stopped.set(client, reason);
+}
+
+/** A new use of the connection: the stop of the call before it no longer applies. */
+export function resumeAt(client: ImapFlow): void {
+  stopped.delete(client);
+}
+
+/** Throws the stop reason when the call using this connection was stopped. */
+export function going(client: ImapFlow): void {
+  if (stopped.has(client)) throw stopped.get(client);
+}
+
+/**
  * Lets the server announce what changed in the selected mailbox, once per use: STATUS (and
  * LIST-STATUS) of the selected mailbox answers from the session's own view of it (Dovecot does),
  * which a NOOP brings up to date.
@@ -63,6 +83,7 @@ export function unsyncedSelection(client: ImapFlow): string | undefined {
 }
 
 export async function syncSelected(client: ImapFlow): Promise<void> {
+  going(client);
   if (client.mailbox === false || synced.has(client)) return;
   await client.noop();
   synced.add(client);
@@ -84,6 +105,7 @@ export function opened(client: ImapFlow): void {
 
 /** Opens `path` read-only unless it already is the selected mailbox. */
 export async function examine(client: ImapFlow, path: string): Promise<MailboxObject> {
+  going(client);
   const current = client.mailbox;
   if (current && holds(client, path)) {
     if (!synced.has(client)) await client.noop();
@@ -100,6 +122,7 @@ export async function examine(client: ImapFlow, path: string): Promise<MailboxOb
 }
 
 export async function searchUids(client: ImapFlow, criteria: SearchObject): Promise<number[]> {
+  going(client);
   const hasCriteria = Object.keys(criteria).length > 0;
   const result = await client.search(hasCriteria ? criteria : { all: true }, { uid: true });
   if (!Array.isArray(result))
@@ -139,6 +162,7 @@ export async function fetchCopies(
   format: ReadFormat,
 ): Promise<Array<{ copy: Copy; bytes: Buffer }>> {
   if (uids.length === 0) return [];
+  going(client);
   const box = await examine(client, folder.path);
   const query =
     format === 'full'

@@ -35,6 +35,8 @@ export interface ImapProxy {
   port: number;
   /** Client chunks received so far, over all connections. */
   commandsSeen(): number;
+  /** Client connections accepted so far (each one a login). */
+  connectionsSeen(): number;
   setDelay(ms: number): void;
   /** Replaces the fault list; the new faults are all unspent. */
   setFaults(faults: ProxyFault[]): void;
@@ -69,7 +71,9 @@ export async function startImapProxy(options: ImapProxyOptions): Promise<ImapPro
     return undefined;
   };
 
+  let connections = 0;
   const onConnection = (client: net.Socket): void => {
+    connections++;
     const upstream = net.connect(options.target.port, options.target.host);
     sockets.add(client);
     sockets.add(upstream);
@@ -176,6 +180,7 @@ export async function startImapProxy(options: ImapProxyOptions): Promise<ImapPro
     host: '127.0.0.1',
     port,
     commandsSeen: () => seen,
+    connectionsSeen: () => connections,
     setDelay(ms: number): void {
       delayMs = Math.max(0, ms);
     },

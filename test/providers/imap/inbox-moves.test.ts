@@ -65,7 +65,8 @@ describe.each(['full', 'bridge'] as const)('moves out of the inbox on %s', (prof
       env: { MAILWARDEN_IMAP_RECHECK_MS: '0' },
     });
     server = (b.imap as NonNullable<Backend['imap']>).server;
-    for (let i = 0; i < 12; i++) await append('INBOX', mail(`news${i}`, `News ${i} <news${i}@${tag}.example>`));
+    for (let i = 0; i < 12; i++)
+      await append('INBOX', mail(`news${i}`, `News ${i} <news${i}@${tag}.example>`));
     await append('INBOX', mail('nosender', undefined));
     await append('INBOX', mail('gone', 'Gone <gone@elsewhere.example>'));
     await append('INBOX', mail('fresh', 'New Friend <friend@newly.example>'));
