@@ -23,7 +23,7 @@ export const DEFAULT_LIMITS: Limits = {
   writeMs: 30_000,
   rateLimitMaxWaitMs: 20_000,
   callBudgetMs: 120_000,
-  imapRecheckMs: 30_000,
+  imapRecheckMs: 300_000,
 };
 
 const VARS: ReadonlyArray<[keyof Limits, string, number, number]> = [

@@ -140,6 +140,11 @@ export interface Gate {
   readonly canLiftCap: boolean;
   /** Agent moves left today; null when the cap is off. */
   remaining(): Promise<number | null>;
+  /**
+   * Before the judging reads: learns (or checks) what the rules will need, so the reads and the
+   * write that follow keep their selected folder (IMAP). Optional to call; judge and run do it too.
+   */
+  prepare(intent: GateIntent, call?: object): Promise<void>;
   /** A preview outside the lock; run() judges again inside it. */
   judge(items: readonly GateItem[], intent: GateIntent, options?: CapOptions): Promise<Verdict[]>;
   /** Throws when `count` agent moves out would exceed today's remainder; returns the remainder. */
@@ -310,6 +315,10 @@ export function createGate(options: GateOptions): Gate {
     },
     async remaining() {
       return cap === 0 ? null : Math.max(0, cap - (await used(clock.now())));
+    },
+    async prepare(intent, call) {
+      if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action))
+        await options.correspondents?.warm?.(call);
     },
     async judge(items, intent, o) {
       if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)

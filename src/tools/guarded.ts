@@ -110,6 +110,7 @@ export async function guardedPerThread(
   const items: GateItem[] = [];
   // A rate limit's wait, for the error when nothing changed (rate_limited keeps it).
   let retryAfter: number | undefined;
+  if (ctx.gate !== undefined) await (await ctx.gate()).prepare(intent, ctx.signal);
   const reads = await mapBounded(ids, readConcurrency(ctx.mailbox, READS), async (id) => {
     try {
       return await ctx.mailbox.getThread(id, {

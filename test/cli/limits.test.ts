@@ -3,13 +3,13 @@ import { DEFAULT_LIMITS, limitsFromEnv } from '../../src/cli/limits.js';
 import { MailError } from '../../src/mail/errors.js';
 
 describe('waits from the environment', () => {
-  it('defaults: 20 s per read, 30 s per write, one 20 s rate-limit wait, 120 s per call, 30 s IMAP recheck', () => {
+  it('defaults: 20 s per read, 30 s per write, one 20 s rate-limit wait, 120 s per call, 300 s IMAP recheck', () => {
     expect(limitsFromEnv({})).toEqual({
       readMs: 20_000,
       writeMs: 30_000,
       rateLimitMaxWaitMs: 20_000,
       callBudgetMs: 120_000,
-      imapRecheckMs: 30_000,
+      imapRecheckMs: 300_000,
     });
     expect(limitsFromEnv({})).toEqual(DEFAULT_LIMITS);
   });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ImapFlow } from 'imapflow';
+import type { ImapFlow, ListResponse } from 'imapflow';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
 import { parseRawMessage } from '../../mail/mime.js';
@@ -119,6 +119,8 @@ export class ImapMailbox implements Mailbox {
   private readonly settings: ImapSettings;
   private readonly now: () => number;
   private model: { at: number; model: FolderModel } | undefined;
+  /** The LIST the model was built from, so a folder this server creates joins it without a LIST. */
+  private listed: ListResponse[] = [];
   private keywords: { at: number; names: Map<string, string> } | undefined;
   private keywordsSettable: boolean | undefined;
   private readonly address: string;
@@ -171,11 +173,36 @@ export class ImapMailbox implements Mailbox {
     const now = this.now();
     if (this.model && now - this.model.at < FOLDER_TTL_MS) return this.model.model;
     const entries = await client.list();
+    this.listed = entries;
     const model = buildFolderModel(entries, { gmail: client.capabilities.has('X-GM-EXT-1') });
     if (this.keywords && now - this.keywords.at < KEYWORD_TTL_MS)
       for (const [id, name] of this.keywords.names)
         (model.keywordLabels as Map<string, string>).set(id, name);
     this.model = { at: now, model };
+    return model;
+  }
+
+  /** The model with a folder this server just created (CREATE succeeded), as a LIST would show it. */
+  private joined(client: ImapFlow, path: string): FolderModel {
+    const like = this.listed.find((e) => e.delimiter) ?? this.listed[0];
+    const delimiter = like?.delimiter ?? '/';
+    const entry = {
+      path,
+      pathAsListed: path,
+      name: path.split(delimiter).at(-1) ?? path,
+      delimiter,
+      parent: path.split(delimiter).slice(0, -1),
+      parentPath: path.split(delimiter).slice(0, -1).join(delimiter),
+      flags: new Set<string>(),
+      listed: true,
+      subscribed: true,
+    } as ListResponse;
+    this.listed = [...this.listed, entry];
+    const model = buildFolderModel(this.listed, { gmail: client.capabilities.has('X-GM-EXT-1') });
+    const kept = this.model?.model.keywordLabels;
+    if (kept !== undefined)
+      for (const [id, name] of kept) (model.keywordLabels as Map<string, string>).set(id, name);
+    this.model = { at: this.now(), model };
     return model;
   }
 
@@ -824,8 +851,7 @@ export class ImapMailbox implements Mailbox {
       id = model.folders.find((f) => f.path === target.path)?.labelId;
       if (id === undefined && out) {
         await client.mailboxCreate(target.path);
-        this.model = undefined;
-        model = await this.folders(client);
+        model = this.joined(client, target.path);
         id = model.folders.find((f) => f.path === target.path)?.labelId;
       }
     }
