@@ -932,14 +932,30 @@ export class ImapMailbox implements Mailbox {
         for (const b of batch) b.reject(e);
         return;
       }
-      const unknown = new MailError(
-        'network_error',
-        `outcome unknown: the connection failed during the write (${e instanceof Error ? e.message : String(e)})`,
-        { retryable: false },
-      );
-      for (const b of batch) b.reject(unknown);
-      return;
+      // The connection went while the batch was under way (a MOVE sent, its answer lost): where
+      // each judged copy is now, read over a new connection, is what happened.
+      const why = e instanceof Error ? e.message : String(e);
+      try {
+        reports = await this.readBack(messages, why);
+      } catch {
+        const unknown = new MailError(
+          'network_error',
+          `outcome unknown: the connection failed during the write (${why}) and the mailbox could not be read back`,
+          { retryable: false },
+        );
+        for (const b of batch) b.reject(unknown);
+        return;
+      }
     }
+    // A move whose answer never came (the connection went): the mailbox, read again, decides.
+    const unsure = messages.filter((m) => reports.get(m.id)?.outcome === 'unknown');
+    if (unsure.length > 0)
+      try {
+        const seen = await this.readBack(unsure, reports.get(unsure[0]?.id ?? '')?.error ?? 'no answer');
+        for (const [id, r] of seen) reports.set(id, r);
+      } catch {
+        // Still unknown: reported so, and counted against the cap.
+      }
     for (const b of batch) {
       const mine = (b.judged ?? []).map((id) => reports.get(id));
       const failed = mine.find((r) => r?.outcome === 'failed');
@@ -972,6 +988,44 @@ export class ImapMailbox implements Mailbox {
         }),
       );
     }
+  }
+
+  /**
+   * After a lost connection: a judged message whose location copies are all still where they
+   * were did not move (failed, with the error); one that left them did (changed).
+   */
+  private async readBack(messages: readonly ReadMessage[], why: string): Promise<Map<string, WriteReport>> {
+    return this.read(async (client) => {
+      const present = new Set<string>();
+      const byFolder = new Map<string, { copy: Copy; uids: number[] }>();
+      for (const m of messages)
+        for (const c of m.copies.filter((x) => x.folder.kind === 'location')) {
+          const g = byFolder.get(c.folder.path) ?? { copy: c, uids: [] };
+          g.uids.push(c.uid);
+          byFolder.set(c.folder.path, g);
+        }
+      for (const [path, g] of byFolder) {
+        const box = await examine(client, path);
+        if (String(box.uidValidity) !== g.copy.uidValidity) continue;
+        for (const uid of await searchUids(client, { uid: uidSet(g.uids) })) present.add(`${path}\0${uid}`);
+      }
+      const out = new Map<string, WriteReport>();
+      for (const m of messages) {
+        const places = m.copies.filter((c) => c.folder.kind === 'location');
+        const stayed = places.length > 0 && places.every((c) => present.has(`${c.folder.path}\0${c.uid}`));
+        out.set(
+          m.id,
+          stayed
+            ? {
+                id: m.id,
+                outcome: 'failed',
+                error: `not changed: the connection failed during the write (${why})`,
+              }
+            : { id: m.id, outcome: 'changed' },
+        );
+      }
+      return out;
+    });
   }
 
   private judgedMessage(messages: readonly ReadMessage[], id: string): ReadMessage | undefined {
