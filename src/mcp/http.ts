@@ -10,12 +10,13 @@ import ipaddr from 'ipaddr.js';
 import { createMcpServer } from './server.js';
 import type { ServerRuntime } from './server.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, LegacySessions } from './sessions.js';
+import { LOOPBACK_NAMES, bracketed, hostName } from './host-check.js';
+
+export { LOOPBACK_NAMES, hostName } from './host-check.js';
 
 /** No MCP request mailwarden serves comes near this; a bigger body is refused unread. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MCP_PATH = '/mcp';
-/** Host and Origin names a loopback server answers to (DNS rebinding: any other name is refused). */
-export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -160,24 +161,6 @@ function withBody(req: IncomingMessage, body: Buffer): NodeIncomingMessageLike {
       if (body.length > 0) yield body;
     },
   };
-}
-
-function bracketed(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
-/** RFC 9110 §7.2 Host: uri-host [":" port]; a name, an IPv4 literal or a bracketed IPv6 literal. */
-const HOST_HEADER = /^(?<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?<port>\d{1,5}))?$/i;
-
-/**
- * The Host header's name, lower-cased, or undefined when it is not a Host at all. Userinfo
- * (`evil.example@localhost`), paths and other URL parts are not part of a Host: a URL parser
- * would read `localhost` out of it, and building a request URL from it fails later.
- */
-export function hostName(header: string | string[] | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  const m = HOST_HEADER.exec(header.trim());
-  return m?.groups?.['name']?.toLowerCase();
 }
 
 /** The parsed POST body, or why it cannot be served (a batch, or not JSON). */
