@@ -33,7 +33,14 @@ export interface HttpOptions {
   /** 2025-11-25 sessions: idle expiry (default 30 min) and how many may be open (default 32). */
   sessionIdleMs?: number;
   maxSessions?: number;
+  /**
+   * The review page under REVIEW_PATH (src/review/server.ts), behind the same client, Host and
+   * Origin checks but not the bearer: it has its own login. Loaded on its first request.
+   */
+  review?: () => Promise<{ handle(req: IncomingMessage, res: ServerResponse): Promise<void> }>;
 }
+
+export const REVIEW_PATH = '/review';
 
 export interface HttpServer {
   url: string;
@@ -229,6 +236,9 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     if (!names.has(host))
       return refuseAndClose(req, res, 403, `Invalid Host header: ${host} (MAILWARDEN_ALLOWED_HOSTS)`);
     if (!validOrigin(req, res)) return;
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    if (options.review !== undefined && (pathname === REVIEW_PATH || pathname.startsWith(`${REVIEW_PATH}/`)))
+      return (await options.review()).handle(req, res);
     if (token !== undefined && !bearerMatches(req.headers.authorization, token))
       return refuseAndClose(
         req,
@@ -237,8 +247,7 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
         'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)',
         { 'www-authenticate': 'Bearer realm="mailwarden"' },
       );
-    if (new URL(req.url ?? '/', 'http://x').pathname !== MCP_PATH)
-      return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
+    if (pathname !== MCP_PATH) return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
     const declared = Number(req.headers['content-length'] ?? '0');
     if (!Number.isFinite(declared) || declared > max) return tooLarge(req, res, max);
     // Counted as it streams: a chunked body declares no length.

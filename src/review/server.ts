@@ -106,7 +106,16 @@ function errorText(e: unknown): string {
   return isMailError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 }
 
-export function createReviewApp(deps: ReviewDeps, options: { base: string }): ReviewApp {
+export function createReviewApp(
+  deps: ReviewDeps,
+  options: {
+    base: string;
+    /** Login tokens made before the app was loaded (`mailwarden http` prints one at start). */
+    logins?: readonly string[];
+    /** After each sign-in: `mailwarden http` prints the next link for the operator. */
+    onSignIn?: (app: ReviewApp) => void;
+  },
+): ReviewApp {
   const { runtime } = deps;
   const base = options.base;
   /** Login tokens by digest (hex) → expiry; each is deleted as it is used. */
@@ -114,6 +123,7 @@ export function createReviewApp(deps: ReviewDeps, options: { base: string }): Re
   const sessions = new Map<string, { csrf: string; expires: number }>();
   const correspondents = new Map<string, CorrespondentSet>();
   const now = (): number => Date.now();
+  for (const t of options.logins ?? []) logins.set(digest(t).toString('hex'), now() + LOGIN_TTL_MS);
 
   const cookieName = (req: IncomingMessage): string => `mw_review_${req.socket.localPort ?? 0}`;
 
@@ -232,6 +242,7 @@ export function createReviewApp(deps: ReviewDeps, options: { base: string }): Re
       'set-cookie': `${cookieName(req)}=${id}; HttpOnly; SameSite=Strict; Path=${path}; Max-Age=${SESSION_TTL_MS / 1000}`,
     });
     res.end();
+    options.onSignIn?.(app);
   }
 
   async function restore(form: URLSearchParams, csrf: string): Promise<{ status: number; body: string }> {
@@ -364,7 +375,7 @@ export function createReviewApp(deps: ReviewDeps, options: { base: string }): Re
     return send(res, 404, messagePage(pageContext(s.csrf), 'Not found', 'There is no such page here.'));
   }
 
-  return {
+  const app: ReviewApp = {
     loginUrl(origin) {
       const t = token();
       logins.set(digest(t).toString('hex'), now() + LOGIN_TTL_MS);
@@ -372,6 +383,7 @@ export function createReviewApp(deps: ReviewDeps, options: { base: string }): Re
     },
     handle,
   };
+  return app;
 }
 
 /** `mailwarden review`: the app alone on a loopback port (0: one the system picks). */
