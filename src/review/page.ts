@@ -52,7 +52,7 @@ function layout(ctx: PageContext, title: string, body: Html): string {
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="no-referrer" />
+      <meta name="referrer" content="same-origin" />
       <title>${title}</title>
       <link rel="stylesheet" href="${ctx.base}/style.css" />
     </head>
@@ -74,12 +74,14 @@ function itemRow(item: LogItem, ctx: PageContext, timeZone: string): Html {
   const value = `${item.unit}:${id}`;
   const why =
     item.outcome === 'refused'
-      ? html`<span class="reason">${item.reason ?? ''}</span>`
+      ? html`<span class="reason">${safeLine(item.reason, 300)}</span>`
       : item.error !== undefined
-        ? html`<span class="reason">${safeLine(item.error, 200)}</span>`
+        ? html`<span class="reason">${safeLine(item.error, 160)}</span>`
         : '';
   const rule =
-    item.senderRule === undefined ? '' : html`<span class="reason">rule: ${item.senderRule}</span>`;
+    item.senderRule === undefined
+      ? ''
+      : html`<span class="reason">rule: ${safeLine(item.senderRule, 60)}</span>`;
   const sender = item.sender;
   const rules =
     sender === undefined
@@ -130,7 +132,7 @@ function callBlock(c: LogCall, account: string, ctx: PageContext, timeZone: stri
       value="${account}"
     />${c.call === undefined ? '' : html`<input type="hidden" name="call" value="${c.call}" />`}
     <div class="call-head">
-      <span class="tool">${c.tool}</span><span>${localTime(c.at, timeZone)}</span
+      <span class="tool">${safeLine(c.tool, 40)}</span><span>${localTime(c.at, timeZone)}</span
       ><span class="muted">${c.actor}</span><span class="muted">call ${shortCall(c.call)}</span
       ><span>${summary}</span>
     </div>

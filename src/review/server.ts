@@ -61,7 +61,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': CSP,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it Chromium sends "Origin: null" on a form post, and the post is refused.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
@@ -323,6 +324,7 @@ export function createReviewApp(
     if (path === '/style.css' && method === 'GET')
       return send(res, 200, STYLE, { 'content-type': 'text/css; charset=utf-8' });
     if (path === '/login' && method === 'GET') return login(req, res, url);
+    if (path === '/favicon.ico') return send(res, 204, '');
     const s = session(req);
     if (s === undefined)
       return send(

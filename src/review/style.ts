@@ -28,7 +28,8 @@ th { font-size: 12px; color: var(--muted); font-weight: 600; }
 col.pick { width: 32px; } col.time { width: 60px; } col.sender { width: 24%; } col.subject { width: 32%; }
 col.outcome { width: 22%; } col.rules { width: 110px; }
 .call { border: 1px solid var(--line); border-radius: 6px; margin: 10px 0; padding: 8px 10px; }
-.call-head { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; margin-bottom: 4px; }
+.call-head { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; margin-bottom: 4px;
+  overflow-wrap: anywhere; min-width: 0; }
 .call-head .tool { font-weight: 650; }
 .o-moved { color: var(--ink); } .o-refused { color: var(--refused); } .o-failed { color: #a4262c; }
 .o-unknown, .o-pending { color: #9a6b00; font-weight: 600; }
@@ -50,4 +51,8 @@ ul.results { padding-left: 18px; } ul.results li { margin: 4px 0; overflow-wrap:
 .status-restored { color: var(--human); font-weight: 650; }
 .status-not { color: #a4262c; font-weight: 650; }
 code { font-size: 12px; }
+@media (max-width: 900px) {
+  main { padding: 8px 8px 32px; } section.account { padding: 10px; }
+  col.time { width: 44px; } col.rules { width: 84px; } col.outcome { width: 26%; }
+}
 `;

@@ -24,7 +24,7 @@ export function formatLog(view: LogView, today: readonly TodayLine[]): string {
   if (view.calls.length === 0) out.push('  (no agent, rule or human moves in these days)');
   for (const c of view.calls) {
     out.push(
-      `\n${localTime(c.at, tz)}  ${safeLine(c.tool, 40)}  ${c.actor}  call ${shortCall(c.call)}  account ${c.account}  (${c.items.length} item${c.items.length === 1 ? '' : 's'})`,
+      `\n${localTime(c.at, tz)}  ${safeLine(c.tool, 40)}  ${c.actor}  call ${shortCall(c.call)}  account ${safeLine(c.account, 64)}  (${c.items.length} item${c.items.length === 1 ? '' : 's'})`,
     );
     for (const i of c.items) {
       const where = i.outcome === 'moved' ? '' : ` [${i.action} → ${DESTINATION[i.action]}]`;

@@ -50,7 +50,7 @@ export function outcomeText(item: LogItem): string {
     case 'moved':
       return item.action === 'label' ? 'labels changed' : `moved to ${DESTINATION[item.action]}`;
     case 'refused':
-      return `refused (${item.refusedBy ?? 'policy'})`;
+      return `refused (${safeLine(item.refusedBy ?? 'policy', 40)})`;
     case 'failed':
       return 'failed';
     default:

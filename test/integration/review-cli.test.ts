@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { runCli } from '../helpers/cli-run.js';
@@ -19,6 +19,9 @@ interface LogJson {
   }>;
   today: Array<{ account: string; used: number; cap: number }>;
 }
+
+// Each step runs the CLI as a process against a live mailbox; the machine may be busy.
+vi.setConfig({ testTimeout: 90_000 });
 
 const POLICY = { default: { dailyMoveCap: 40, protectCorrespondents: false, inboxOnlyMoves: false } };
 
