@@ -134,7 +134,7 @@ export async function beginSignIn(o: SignInOptions): Promise<SignIn> {
 }
 
 /** Best effort: the printed URL is the contract, a browser window is a convenience. */
-function openInBrowser(url: string, env: Env): void {
+export function openInBrowser(url: string, env: Env): void {
   let cmd: string;
   let args: string[];
   if (process.platform === 'darwin') [cmd, args] = ['open', [url]];

@@ -155,7 +155,10 @@ Connect an MCP client to this sandbox mailbox (stdio; MCP 2025-11-25 and 2026-07
   Claude Code:     claude mcp add mailwarden-demo -- ${self} --demo
   Claude Desktop:  "mcpServers": { "mailwarden": { "command": "node", "args": ["${process.argv[1] ?? 'dist/bundle/main.js'}", "--demo"] } }
   one tool:        ${self} call search '{"query":"is:unread"}' --demo
-Drop --demo to serve a real Gmail account: run mailwarden auth, then mailwarden check (see README).`);
+Drop --demo to serve a real Gmail account: run mailwarden auth, then mailwarden check (see README).
+
+The person's side: what the agent did, put back what it should not have moved, the day against the cap:
+  ${self} review --demo     (a page on 127.0.0.1 over the sandbox, after a scripted agent's ten days)`);
     return 0;
   } finally {
     await client.close();

@@ -1,7 +1,11 @@
-import { parseAllowedClients, serveHttp } from '../mcp/http.js';
+import { randomBytes } from 'node:crypto';
+import { REVIEW_PATH, parseAllowedClients, serveHttp } from '../mcp/http.js';
 import type { Env } from '../store/config.js';
 import { buildRuntime, stderrLogger, VERSION } from './runtime.js';
 import { startRuleSweeps } from './sweep-rules.js';
+import { contextOutsideCall } from './sweep.js';
+import type { ServerRuntime } from '../mcp/server.js';
+import type { ReviewApp } from '../review/server.js';
 
 export interface HttpCommand {
   demo: boolean;
@@ -32,6 +36,36 @@ function portOf(raw: string | undefined): number {
   return port;
 }
 
+/** The review page under /review: a first login token now, the page's code on its first request. */
+function reviewMount(runtime: ServerRuntime, env: Env, demo: boolean) {
+  const first = randomBytes(32).toString('base64url');
+  const mount = {
+    first,
+    origin: '',
+    load: async () => {
+      app ??= import('../review/server.js').then(({ createReviewApp }) =>
+        createReviewApp(
+          {
+            runtime,
+            env,
+            demo,
+            contextFor: (account, logAs) => contextOutsideCall(runtime, account, { logAs }),
+          },
+          {
+            base: REVIEW_PATH,
+            logins: [first],
+            // Each link works once; the operator gets the next one where they saw the first.
+            onSignIn: (a) => console.error(`review page: next login link: ${a.loginUrl(mount.origin)}`),
+          },
+        ),
+      );
+      return app;
+    },
+  };
+  let app: Promise<{ handle: ReviewApp['handle'] }> | undefined;
+  return mount;
+}
+
 /**
  * `mailwarden http`: the same server over Streamable HTTP. Anyone who can reach the port could
  * work the mailbox, so a bearer token is required unless the operator says otherwise in so many
@@ -60,6 +94,9 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
     clients === undefined || clients.trim() === '' ? undefined : parseAllowedClients(clients);
 
   const built = await buildRuntime({ demo: cmd.demo, env, ...(cmd.account ? { account: cmd.account } : {}) });
+  // The review page is for the person at this machine: on loopback only, with a login of its own
+  // (never the bearer), its code loaded on its first request.
+  const review = LOOPBACK_BIND.test(host) ? reviewMount(built.runtime, env, cmd.demo) : undefined;
   let server;
   try {
     server = await serveHttp(built.runtime, {
@@ -70,6 +107,7 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
       allowedClients,
       ...(idleSeconds === undefined ? {} : { sessionIdleMs: idleSeconds * 1000 }),
       ...(maxSessions === undefined ? {} : { maxSessions }),
+      ...(review === undefined ? {} : { review: review.load }),
     });
   } catch (e) {
     await built.close();
@@ -82,6 +120,13 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
     stderrLogger.warn('listening beyond loopback with no MAILWARDEN_ALLOWED_CLIENTS', { host });
   if (built.sandbox) stderrLogger.info('serving the sandbox mailbox', { sandbox: built.sandbox.url });
   console.error(`mailwarden ${VERSION}: MCP over Streamable HTTP at ${server.url}`);
+  if (review !== undefined) {
+    const origin = new URL(server.url).origin;
+    console.error(
+      `review page (open once; the link works once): ${origin}${REVIEW_PATH}/login?token=${review.first}`,
+    );
+    review.origin = origin;
+  }
 
   // policy.json's sender rules, at start and every sweepRulesEveryMinutes.
   const ruleSweeps = startRuleSweeps(built.runtime);

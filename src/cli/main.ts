@@ -33,6 +33,12 @@ Usage:
                                                  the accounts one server serves (accounts.json)
   mailwarden policy show [--account NAME] [--json]
                                                  the effective write policy (policy.json) per account
+  mailwarden log [--account NAME] [--since DAY] [--until DAY] [--json]
+                                                 the action log as a person reads it (default: the last 7 days)
+  mailwarden undo [--account NAME] (--call ID | --since TIME | --item ID…) [--dry-run]
+                                                 put back what agent or rule moves took out of the inbox
+  mailwarden review [--account NAME] [--port N] [--demo] [--no-browser]
+                                                 the review page on 127.0.0.1, opened with a one-time link
   mailwarden accounts add NAME --imap --host HOST [--port N] [--tls | --starttls] --user USER
       [--password-stdin] [--pin-sha256 HEX | --pin-cert FILE | --pin-from-server] [--authserv-id ID]
                                                  an IMAP account (Proton Mail Bridge, Fastmail, Dovecot…)
@@ -83,7 +89,7 @@ const COMMANDS: Readonly<Record<string, { flags: readonly string[]; positional: 
   'import-reference': { flags: ['force'], positional: 1 },
 };
 /** Commands that parse their own argv (their flags take values of their own). */
-const OWN_PARSER: ReadonlySet<string> = new Set(['accounts', 'policy']);
+const OWN_PARSER: ReadonlySet<string> = new Set(['accounts', 'policy', 'log', 'undo', 'review']);
 
 class UsageError extends Error {}
 
@@ -304,6 +310,21 @@ async function main(): Promise<number | undefined> {
     case 'policy': {
       const argv = process.argv.slice(2);
       return (await import('./policy.js')).policyCommand(argv.slice(argv.indexOf('policy') + 1), process.env);
+    }
+    case 'log':
+    case 'undo':
+    case 'review': {
+      // Each parses its own argv (src/cli/review.ts); the person's side loads only when asked for.
+      const argv = process.argv.slice(2);
+      const rest = argv.slice(argv.indexOf(p.command) + 1);
+      if (rest.includes('--help') || rest.includes('-h')) return void console.log(USAGE);
+      const m = await import('./review.js');
+      const run = { log: m.logCommand, undo: m.undoCommand, review: m.reviewCommand }[p.command];
+      return run(rest, process.env).catch((e: unknown) => {
+        if (!String((e as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) throw e;
+        console.error(`mailwarden ${p.command}: ${(e as Error).message}\n\n${USAGE}`);
+        return 2;
+      });
     }
     case 'accounts': {
       // Its own flags (--alias, --tiers…) take values, so it parses its own argv.

@@ -10,12 +10,13 @@ import ipaddr from 'ipaddr.js';
 import { createMcpServer } from './server.js';
 import type { ServerRuntime } from './server.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, LegacySessions } from './sessions.js';
+import { LOOPBACK_NAMES, bracketed, hostName } from './host-check.js';
+
+export { LOOPBACK_NAMES, hostName } from './host-check.js';
 
 /** No MCP request mailwarden serves comes near this; a bigger body is refused unread. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MCP_PATH = '/mcp';
-/** Host and Origin names a loopback server answers to (DNS rebinding: any other name is refused). */
-export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -32,7 +33,14 @@ export interface HttpOptions {
   /** 2025-11-25 sessions: idle expiry (default 30 min) and how many may be open (default 32). */
   sessionIdleMs?: number;
   maxSessions?: number;
+  /**
+   * The review page under REVIEW_PATH (src/review/server.ts), behind the same client, Host and
+   * Origin checks but not the bearer: it has its own login. Loaded on its first request.
+   */
+  review?: () => Promise<{ handle(req: IncomingMessage, res: ServerResponse): Promise<void> }>;
 }
+
+export const REVIEW_PATH = '/review';
 
 export interface HttpServer {
   url: string;
@@ -162,24 +170,6 @@ function withBody(req: IncomingMessage, body: Buffer): NodeIncomingMessageLike {
   };
 }
 
-function bracketed(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
-/** RFC 9110 §7.2 Host: uri-host [":" port]; a name, an IPv4 literal or a bracketed IPv6 literal. */
-const HOST_HEADER = /^(?<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?<port>\d{1,5}))?$/i;
-
-/**
- * The Host header's name, lower-cased, or undefined when it is not a Host at all. Userinfo
- * (`evil.example@localhost`), paths and other URL parts are not part of a Host: a URL parser
- * would read `localhost` out of it, and building a request URL from it fails later.
- */
-export function hostName(header: string | string[] | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  const m = HOST_HEADER.exec(header.trim());
-  return m?.groups?.['name']?.toLowerCase();
-}
-
 /** The parsed POST body, or why it cannot be served (a batch, or not JSON). */
 function parseBody(
   body: Buffer,
@@ -246,6 +236,9 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     if (!names.has(host))
       return refuseAndClose(req, res, 403, `Invalid Host header: ${host} (MAILWARDEN_ALLOWED_HOSTS)`);
     if (!validOrigin(req, res)) return;
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    if (options.review !== undefined && (pathname === REVIEW_PATH || pathname.startsWith(`${REVIEW_PATH}/`)))
+      return (await options.review()).handle(req, res);
     if (token !== undefined && !bearerMatches(req.headers.authorization, token))
       return refuseAndClose(
         req,
@@ -254,8 +247,7 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
         'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)',
         { 'www-authenticate': 'Bearer realm="mailwarden"' },
       );
-    if (new URL(req.url ?? '/', 'http://x').pathname !== MCP_PATH)
-      return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
+    if (pathname !== MCP_PATH) return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
     const declared = Number(req.headers['content-length'] ?? '0');
     if (!Number.isFinite(declared) || declared > max) return tooLarge(req, res, max);
     // Counted as it streams: a chunked body declares no length.

@@ -8,12 +8,12 @@ import type { Env } from '../store/config.js';
 import type { ActionLog } from './action-log.js';
 import type { CorrespondentCheck } from './correspondents.js';
 import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
-import type { MoveAction, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
+import type { MoveAction, MoveActor, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
 import { countMoves } from './move-counts.js';
 import type { DayRange, MoveCounts } from './move-counts.js';
 import { withWriteLock } from './write-lock.js';
 import type { WriteLockOptions } from './write-lock.js';
-import { labelAllowed } from './write-policy.js';
+import { labelAllowed, senderRuleMatches } from './write-policy.js';
 import type { EffectivePolicy, PolicyRules } from './write-policy.js';
 
 /**
@@ -45,7 +45,7 @@ export interface GateItem {
 export interface GateIntent {
   tool: string;
   action: MoveAction;
-  actor: 'agent' | 'rule';
+  actor: MoveActor;
   /** restore: where the tool restores from (TRASH, SPAM, or ARCHIVE), narrowing the allowed sources. */
   fromLabelIds?: readonly string[];
   /** label: label names to apply (the caller resolves ids to names). */
@@ -56,7 +56,7 @@ export interface GateIntent {
 }
 
 export type PolicyRule =
-  'inbox-only' | 'protected-correspondent' | 'no-sender' | 'daily-cap' | 'allowed-labels';
+  'inbox-only' | 'protected-correspondent' | 'no-sender' | 'daily-cap' | 'allowed-labels' | 'never-move';
 
 export interface Verdict {
   id: string;
@@ -205,9 +205,18 @@ async function judgeRules(
         'inbox-only',
         `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
       );
-    if (!rules.protectCorrespondents) return undefined;
     const fromHeader = parseAddressList(item.senderHeader).map((a) => a.address);
     const list = [item.sender ?? '', ...fromHeader].map((a) => a.trim()).filter((a) => a.includes('@'));
+    const kept =
+      intent.actor === 'human'
+        ? undefined
+        : rules.neverMove.find((r) => list.some((a) => senderRuleMatches(r, a)));
+    if (kept !== undefined)
+      return refuse(
+        'never-move',
+        `its sender is on the never-move list (neverMove: ${kept}) in ${path}, so neither the agent nor a rule moves it out of the inbox`,
+      );
+    if (!rules.protectCorrespondents) return undefined;
     if (list.length === 0)
       return refuse(
         'no-sender',

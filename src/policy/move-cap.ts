@@ -13,6 +13,9 @@ export type { MoveAction, MoveOutcome } from './move-log.js';
  * the inbox.
  */
 
+/** Who asked for a move. Only the agent's moves are capped; a person's are logged, never capped. */
+export type MoveActor = 'agent' | 'rule' | 'human';
+
 /** pending and unknown count: either may have happened. */
 const COUNTED: ReadonlySet<string> = new Set<MoveOutcome>(['pending', 'moved', 'unknown']);
 
@@ -24,8 +27,8 @@ export interface MoveRecord {
   op: 'move';
   kind: 'move';
   action: MoveAction;
-  /** agent: the model asked; rule: a sender rule or a snooze sweep did it. */
-  actor: 'agent' | 'rule';
+  /** agent: the model asked; rule: a sender rule or a snooze sweep did it; human: a person (undo, review). */
+  actor: MoveActor;
   /** Ties an intent line to its outcome line: the latest line of a (call, ids) pair stands. */
   call?: string;
   unit: 'message' | 'thread';
@@ -52,7 +55,7 @@ export interface MoveRecordInput {
   account: string;
   tool: string;
   action: MoveAction;
-  actor: 'agent' | 'rule';
+  actor: MoveActor;
   ids: readonly string[];
   unit?: 'message' | 'thread';
   /** Defaults to the number of ids (messages). */

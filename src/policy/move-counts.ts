@@ -99,6 +99,8 @@ export function countGroups(
     const day = localDay(g.first.at, timeZone);
     if (day < range.from || day > range.to) continue;
     const o = g.first.record;
+    // A person's restores (undo, the review page) are not what count_moves reports on.
+    if (o['actor'] === 'human') continue;
     const actor = o['actor'] === 'rule' ? 'rule' : 'agent';
     const action = o['action'] as MoveAction;
     const a = out[actor];

@@ -48,7 +48,8 @@ export function localDay(instant: number, timeZone: string): string {
 function checkMove(o: Record<string, unknown>): string | undefined {
   if (!(MOVE_ACTIONS as readonly unknown[]).includes(o['action']))
     return 'a move record with no known action';
-  if (o['actor'] !== 'agent' && o['actor'] !== 'rule') return 'a move record with no known actor';
+  if (o['actor'] !== 'agent' && o['actor'] !== 'rule' && o['actor'] !== 'human')
+    return 'a move record with no known actor';
   if (!(MOVE_OUTCOMES as readonly unknown[]).includes(o['outcome']))
     return 'a move record with no known outcome';
   const ids = o['ids'];
@@ -168,6 +169,8 @@ export interface MoveGroup {
   outcome: MoveOutcome;
   /** The latest line's count of messages out of the inbox. */
   count: number;
+  /** The latest line (its error, when the write failed). */
+  last: LogRecord;
 }
 
 /**
@@ -188,6 +191,7 @@ export class MoveGroups {
       first: prev?.first ?? r,
       outcome: o['outcome'] as MoveOutcome,
       count: o['count'] as number,
+      last: r,
     });
   }
 

@@ -30,6 +30,11 @@ export interface PolicyRules {
   /** null: any label. */
   allowedLabels: string[] | null;
   senderRules: SenderRules;
+  /**
+   * Senders (addresses or domains, as in senderRules) whose mail neither the agent nor a rule
+   * moves out of the inbox; a person still can.
+   */
+  neverMove: string[];
   /** How often a serving server applies the sender rules; 0: never on its own. */
   sweepRulesEveryMinutes: number;
   /**
@@ -63,6 +68,7 @@ export const DEFAULT_RULES: Readonly<PolicyRules> = Object.freeze({
   capConfirmation: 'allowed',
   allowedLabels: null,
   senderRules: { archive: [], spam: [] },
+  neverMove: [],
   sweepRulesEveryMinutes: 15,
   agentLabel: 'mailwarden',
 });
@@ -180,26 +186,31 @@ export function matchSenderRule(
   return hits.sort((x, y) => rank(y.rule) - rank(x.rule))[0];
 }
 
+/** A list of sender rules (addresses or domains), normalised, each entry once. */
+function senderList(v: unknown, field: string, path: string): string[] {
+  return [
+    ...new Set(
+      strings(v, field, path).map((raw, i) => {
+        const rule = normalizeSenderRule(raw);
+        if (rule === undefined)
+          throw bad(
+            `${field}[${i}]`,
+            `must be an address (local@domain) or a domain name that is not a public suffix (got ${shown(raw)})`,
+            path,
+          );
+        return rule;
+      }),
+    ),
+  ];
+}
+
 function senderRules(v: unknown, field: string, path: string): SenderRules {
   if (v === null || typeof v !== 'object' || Array.isArray(v))
     throw bad(field, `must be an object {"archive": [...], "spam": [...]} (got ${shown(v)})`, path);
   const out: SenderRules = { archive: [], spam: [] };
   for (const [k, list] of Object.entries(v)) {
     if (k !== 'archive' && k !== 'spam') throw bad(`${field}.${k}`, 'is not a key (archive, spam)', path);
-    out[k] = [
-      ...new Set(
-        strings(list, `${field}.${k}`, path).map((raw, i) => {
-          const rule = normalizeSenderRule(raw);
-          if (rule === undefined)
-            throw bad(
-              `${field}.${k}[${i}]`,
-              `must be an address (local@domain) or a domain name that is not a public suffix (got ${shown(raw)})`,
-              path,
-            );
-          return rule;
-        }),
-      ),
-    ];
+    out[k] = senderList(list, `${field}.${k}`, path);
   }
   const both = out.archive.find((r) => out.spam.includes(r));
   if (both !== undefined) throw bad(field, `lists "${both}" under both archive and spam`, path);
@@ -261,6 +272,9 @@ function rules(v: unknown, field: string, path: string): PartialRules {
         break;
       case 'agentLabel':
         out[k] = agentLabel(value, f, path);
+        break;
+      case 'neverMove':
+        out[k] = senderList(value, f, path);
         break;
       default:
         throw bad(f, `is not a policy key (known: ${RULE_KEYS.join(', ')})`, path);

@@ -29,7 +29,7 @@ export interface MessageReport {
 }
 
 /** One message's live labels and headers: messages.get where the provider has it, else its thread. */
-async function readOne(ctx: ToolContext, id: string): Promise<MailMessage> {
+export async function readOne(ctx: ToolContext, id: string): Promise<MailMessage> {
   const options = { format: 'metadata' as const, metadataHeaders: HEADERS, signal: ctx.signal };
   if (ctx.mailbox.getMessage) return ctx.mailbox.getMessage(id, options);
   const { threadId } = await ctx.mailbox.getMessageLabels(id, ctx.signal);

@@ -28,6 +28,8 @@ export interface Backend {
   another(): Promise<{ call: Backend['call']; close(): Promise<void>; pid(): number | null }>;
   /** The config dir the server runs with. */
   configDir: string;
+  /** The environment the server runs with (for the CLI commands that work the same config). */
+  env: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startBackend(
       kind,
       client: stack.client,
       configDir: stack.configDir,
+      env,
       another: () => anotherOn(env),
       call: (n, a) => stack.call(n, a),
       tid: (key) => stack.sandbox.threadIdForKey(DEMO_ADDRESS, key),
@@ -130,6 +133,7 @@ export async function startBackend(
     client,
     imap,
     configDir: imap.configDir,
+    env,
     another: () => anotherOn(env),
     call: caller(client),
     tid: imapThreadIdForKey,

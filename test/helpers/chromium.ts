@@ -17,11 +17,14 @@ export function chromiumPath(): string | undefined {
 /** Headless Chromium with a throwaway profile; `close` ends it and removes the profile. */
 export async function launchChromium(
   executablePath: string,
+  /** bypassCSP: the page's Content-Security-Policy is ignored (to test what escaping alone does). */
+  options: { bypassCSP?: boolean } = {},
 ): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const profile = tempDir('mailwarden-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
+    ...(options.bypassCSP === true ? { bypassCSP: true } : {}),
     args: [
       '--headless',
       '--no-sandbox',

@@ -26,6 +26,7 @@ describe('mailwarden demo', () => {
     expect(r.out).toMatch(/asked to archive 5 newsletter threads with 3 left:\n {3}moved 3: /);
     expect(r.out).toMatch(/refused 2 by the rule daily-cap: /);
     expect(r.out).toContain('restored 3 of 3 with 0 moves left');
+    expect(r.out).toContain('review --demo');
   });
 });
 

@@ -89,6 +89,13 @@ describe('policy.json validation', () => {
       'under both archive and spam',
     );
   });
+
+  it('neverMove: addresses and domains like sender rules, normalised; junk refused by index', () => {
+    const p = parsePolicy({ accounts: { work: { neverMove: ['Boss@Example.COM', 'family.example'] } } });
+    expect(p.accounts['work']?.neverMove).toEqual(['boss@example.com', 'family.example']);
+    expect(fails({ default: { neverMove: ['co.uk'] } }).field).toBe('default.neverMove[0]');
+    expect(fails({ default: { neverMove: 'a.com' } }).field).toBe('default.neverMove');
+  });
 });
 
 describe('senderRuleMatches', () => {

@@ -1,0 +1,223 @@
+import { MailError } from '../mail/errors.js';
+import { addDays, dayStart } from '../policy/move-counts.js';
+import { LogUnreadable, MoveGroups, OUT_ACTIONS, localDay, scanActionLog } from '../policy/move-log.js';
+import type { LogProblem, MoveAction, MoveOutcome } from '../policy/move-log.js';
+import type { MoveActor } from '../policy/move-cap.js';
+
+/*
+ * The action log as a person reads it (`mailwarden log`, `mailwarden undo`, the review page): the
+ * write policy's move records, one item per (call, ids) as the cap and count_moves group them
+ * (move-log.ts), the item's latest line deciding its outcome, and items gathered by call. Every
+ * string here may come from mail (sender, subject): the views that show them escape them.
+ */
+
+export interface LogItem {
+  account: string;
+  /** The ids the record names: one message or one thread. */
+  ids: string[];
+  unit: 'message' | 'thread';
+  action: MoveAction;
+  actor: MoveActor;
+  /** The latest line's outcome. */
+  outcome: MoveOutcome;
+  tool: string;
+  /** When the first line of the item was written (ms since the epoch). */
+  at: number;
+  call?: string;
+  /** Messages the item took out of the inbox (what the cap counts). */
+  count: number;
+  sender?: string;
+  subject?: string;
+  messageId?: string;
+  senderRule?: string;
+  refusedBy?: string;
+  reason?: string;
+  error?: string;
+}
+
+export interface LogCall {
+  /** undefined for records written before calls had ids: each such item is its own call. */
+  call?: string;
+  account: string;
+  tool: string;
+  actor: MoveActor;
+  at: number;
+  items: LogItem[];
+}
+
+export interface LogRange {
+  /** Local days, YYYY-MM-DD, both included. */
+  from: string;
+  to: string;
+  timeZone: string;
+}
+
+export interface LogView {
+  range: LogRange;
+  /** Newest first; items inside a call in the order they were judged. */
+  calls: LogCall[];
+  /** Damaged lines anywhere in the log (the first 50); their records are not shown. */
+  damaged: LogProblem[];
+  damagedCount: number;
+  lines: number;
+  /** False when there is no log file yet. */
+  found: boolean;
+}
+
+/** Where an action leaves mail, as a person names the place. */
+export const DESTINATION: Record<MoveAction, string> = {
+  archive: 'Archive',
+  spam: 'Spam',
+  trash: 'Trash',
+  snooze: 'Snoozed',
+  restore: 'Inbox',
+  label: 'labels',
+};
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function itemOf(first: Record<string, unknown>, last: Record<string, unknown>, at: number): LogItem {
+  const out: LogItem = {
+    account: first['account'] as string,
+    ids: [...(first['ids'] as string[])],
+    unit: first['unit'] === 'thread' ? 'thread' : 'message',
+    action: first['action'] as MoveAction,
+    actor: first['actor'] as MoveActor,
+    outcome: last['outcome'] as MoveOutcome,
+    tool: str(first['tool']) ?? '?',
+    at,
+    count: last['count'] as number,
+  };
+  const copy = (k: 'call' | 'sender' | 'subject' | 'messageId' | 'senderRule', from = first): void => {
+    const v = str(from[k]);
+    if (v !== undefined) out[k] = v;
+  };
+  copy('call');
+  copy('sender');
+  copy('subject');
+  copy('messageId');
+  copy('senderRule');
+  // A refusal is its item's only line; an error is on the outcome line.
+  for (const k of ['refusedBy', 'reason', 'error'] as const) {
+    const v = str(last[k]);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+const MAX_DAMAGED = 50;
+
+/**
+ * Reads the log once: the move records of `accounts` (all when undefined) whose first line falls
+ * on a local day of the range. A damaged line is reported by number, never skipped silently.
+ */
+export async function readLogView(
+  path: string,
+  range: LogRange,
+  accounts?: ReadonlySet<string>,
+): Promise<LogView> {
+  const from = dayStart(range.from);
+  const to = dayStart(range.to);
+  if (from === undefined || to === undefined || range.from > range.to)
+    throw new MailError('invalid_input', `not a range of days: ${range.from} to ${range.to}`, {
+      field: 'since',
+    });
+  // A local day starts at most 14 hours either side of UTC midnight; the window is generous.
+  const lower = from - 36 * 3_600_000;
+  const upper = to + 60 * 3_600_000;
+  const groups = new MoveGroups();
+  const damaged: LogProblem[] = [];
+  let scanned: { lines: number; found: boolean };
+  try {
+    scanned = await scanActionLog(
+      path,
+      (r) => {
+        const o = r.record;
+        if (o['kind'] !== 'move') return;
+        if (accounts !== undefined && !accounts.has(o['account'] as string)) return;
+        if (r.at < lower || r.at > upper) return;
+        groups.add(r);
+      },
+      (p) => damaged.push(p),
+    );
+  } catch (e) {
+    if (e instanceof LogUnreadable)
+      throw new MailError('internal_error', `the action log ${path} cannot be read: ${e.message}`, {
+        cause: e,
+        retryable: false,
+      });
+    throw e;
+  }
+  const calls = new Map<string, LogCall>();
+  for (const g of groups.values()) {
+    const day = localDay(g.first.at, range.timeZone);
+    if (day < range.from || day > range.to) continue;
+    const item = itemOf(g.first.record, g.last.record, g.first.at);
+    const key = item.call === undefined ? `#${g.first.line}` : `${item.account}\u0000${item.call}`;
+    let c = calls.get(key);
+    if (c === undefined) {
+      c = {
+        ...(item.call === undefined ? {} : { call: item.call }),
+        account: item.account,
+        tool: item.tool,
+        actor: item.actor,
+        at: item.at,
+        items: [],
+      };
+      calls.set(key, c);
+    }
+    c.items.push(item);
+  }
+  return {
+    range,
+    calls: [...calls.values()].sort((a, b) => b.at - a.at),
+    damaged: damaged.slice(0, MAX_DAMAGED),
+    damagedCount: damaged.length,
+    lines: scanned.lines,
+    found: scanned.found,
+  };
+}
+
+/** The range of the last `days` local days, today included. */
+export function lastDays(now: number, days: number, timeZone: string): LogRange {
+  const to = localDay(now, timeZone);
+  return { from: addDays(to, -(days - 1)), to, timeZone };
+}
+
+/** Whether an item took mail out of the inbox and may have landed (what undo puts back). */
+export function undoable(item: LogItem): boolean {
+  return (
+    (item.actor === 'agent' || item.actor === 'rule') &&
+    OUT_ACTIONS.has(item.action) &&
+    item.outcome !== 'refused' &&
+    item.outcome !== 'failed'
+  );
+}
+
+/** One day of the chart: what happened to items first written on that local day. */
+export interface DayCounts {
+  day: string;
+  agentMoves: number;
+  ruleMoves: number;
+  refusals: number;
+  humanRestores: number;
+}
+
+/** Per local day of the range, oldest first, from a view of that range. */
+export function dailyCounts(view: LogView): DayCounts[] {
+  const out = new Map<string, DayCounts>();
+  for (let d = view.range.from; d <= view.range.to; d = addDays(d, 1))
+    out.set(d, { day: d, agentMoves: 0, ruleMoves: 0, refusals: 0, humanRestores: 0 });
+  for (const c of view.calls)
+    for (const i of c.items) {
+      const row = out.get(localDay(i.at, view.range.timeZone));
+      if (row === undefined) continue;
+      if (i.outcome === 'refused') row.refusals++;
+      else if (i.outcome !== 'moved') continue;
+      else if (i.actor === 'human' && i.action === 'restore') row.humanRestores++;
+      else if (!OUT_ACTIONS.has(i.action)) continue;
+      else if (i.actor === 'agent') row.agentMoves++;
+      else if (i.actor === 'rule') row.ruleMoves++;
+    }
+  return [...out.values()];
+}
