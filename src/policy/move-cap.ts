@@ -90,9 +90,17 @@ export function moveRecord(input: MoveRecordInput): MoveRecord {
   return out;
 }
 
-/** The server's zone, from the runtime's own tz data (TZ honoured). */
+let zone: { tz: string | undefined; name: string } | undefined;
+
+/**
+ * The server's zone, from the runtime's own tz data (TZ honoured). Kept while TZ is unchanged:
+ * building the formatter that knows it costs more CPU than the rest of a one-thread write's policy.
+ */
 export function serverTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const tz = process.env['TZ'];
+  if (zone === undefined || zone.tz !== tz)
+    zone = { tz, name: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  return zone.name;
 }
 
 /** One local day is at most 25 hours long (a DST fall-back day), so this bounds "same day". */
