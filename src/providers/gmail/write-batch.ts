@@ -18,6 +18,8 @@ export const LABELS_TTL_MS = 60_000;
 export class LabelCache {
   private held: { at: number; labels: Label[] } | undefined;
   private generation = 0;
+  /** A load in flight, shared by the concurrent writes of a call (one labels.list, not ten). */
+  private loading: { generation: number; labels: Promise<Label[]> } | undefined;
 
   constructor(
     private readonly load: (signal?: AbortSignal) => Promise<Label[]>,
@@ -29,13 +31,26 @@ export class LabelCache {
     if (!live && held !== undefined && this.now() - held.at < LABELS_TTL_MS)
       return held.labels.map(copyLabel);
     const generation = this.generation;
-    const labels = await this.load(signal);
-    if (generation === this.generation) this.held = { at: this.now(), labels: labels.map(copyLabel) };
-    return labels;
+    let loading = this.loading;
+    if (live || loading === undefined || loading.generation !== generation) {
+      loading = { generation, labels: this.load(signal) };
+      this.loading = loading;
+      const mine = loading;
+      void mine.labels
+        .then((labels) => {
+          if (generation === this.generation) this.held = { at: this.now(), labels: labels.map(copyLabel) };
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.loading === mine) this.loading = undefined;
+        });
+    }
+    return (await loading.labels).map(copyLabel);
   }
 
   forget(): void {
     this.held = undefined;
+    this.loading = undefined;
     this.generation += 1;
   }
 }
