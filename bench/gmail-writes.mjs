@@ -34,7 +34,7 @@ function cpuNs(pid) {
 function seed() {
   const base = demoCorpus();
   const at = DEFAULT_NOW - 3 * 86_400_000;
-  const letters = Array.from({ length: 60 }, (_, i) => ({
+  const letters = Array.from({ length: 80 }, (_, i) => ({
     key: `bench-letter-${i}`,
     messages: [
       {
@@ -129,11 +129,20 @@ async function measure(label, name, argsFor, reps = REPS) {
   return runs;
 }
 
-const inboxThreads = async (query, n) =>
-  (await call('search', { query, maxResults: n })).threads.map((t) => t.threadId);
+/** Up to `n` thread ids for `query`, page by page (search answers at most 50 a page). */
+async function inboxThreads(query, n) {
+  const ids = [];
+  let pageToken;
+  do {
+    const page = await call('search', { query, maxResults: 50, ...(pageToken ? { pageToken } : {}) });
+    ids.push(...page.threads.map((t) => t.threadId));
+    pageToken = page.nextPageToken;
+  } while (pageToken && ids.length < n);
+  return ids.slice(0, n);
+}
 
 await call('get_profile', {}); // the token, outside the measurements
-const newsletters = await inboxThreads('in:inbox from:bench.example', 50);
+const newsletters = await inboxThreads('in:inbox from:bench.example', 60);
 const pool = [...newsletters];
 // The first move out of the inbox of a session learns the correspondents set from Sent and
 // creates the agent label: measured once, apart from the rows below.
