@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 const benches = {
   foundation: 'run.mjs',
   bulk: 'bulk.mjs',
+  'gmail-writes': 'gmail-writes.mjs',
   triage: 'triage.mjs',
   imap: 'imap.mjs',
   deadlines: 'deadlines.mjs',

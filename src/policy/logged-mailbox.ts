@@ -90,6 +90,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
     account,
     trustedAuthservId: inner.trustedAuthservId,
     batchesReads: inner.batchesReads === true,
+    batchesWrites: inner.batchesWrites === true,
     getProfile: inner.getProfile.bind(inner),
     listLabels: inner.listLabels.bind(inner),
     getLabel: inner.getLabel.bind(inner),

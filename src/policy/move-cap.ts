@@ -1,7 +1,7 @@
 import type { MailPlace } from '../mail/types.js';
 import { MailError } from '../mail/errors.js';
 import { LogUnreadable, MoveGroups, OUT_ACTIONS, localDay, scanActionLog } from './move-log.js';
-import type { MoveAction, MoveOutcome } from './move-log.js';
+import type { LogRecord, MoveAction, MoveOutcome, ScanMark } from './move-log.js';
 
 export { MOVE_ACTIONS, MOVE_OUTCOMES, OUT_ACTIONS, localDay } from './move-log.js';
 export type { MoveAction, MoveOutcome } from './move-log.js';
@@ -93,9 +93,17 @@ export function moveRecord(input: MoveRecordInput): MoveRecord {
   return out;
 }
 
-/** The server's zone, from the runtime's own tz data (TZ honoured). */
+let zone: { tz: string | undefined; name: string } | undefined;
+
+/**
+ * The server's zone, from the runtime's own tz data (TZ honoured). Kept while TZ is unchanged:
+ * building the formatter that knows it costs more CPU than the rest of a one-thread write's policy.
+ */
 export function serverTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const tz = process.env['TZ'];
+  if (zone === undefined || zone.tz !== tz)
+    zone = { tz, name: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  return zone.name;
 }
 
 /** One local day is at most 25 hours long (a DST fall-back day), so this bounds "same day". */
@@ -120,9 +128,19 @@ function stopped(path: string, why: string): MailError {
 }
 
 /**
- * Reads the whole log (scanActionLog, move-log.ts) and counts the account's agent moves of the
- * local day. A damaged line could be one of today's moves, so it stops moves rather than being
- * skipped; a line torn by a crash mid-append does not (see scanActionLog for why that is safe).
+ * What this process has read of an account's agent moves out of the inbox, by log file: the
+ * records of the last SAME_DAY_WINDOW_MS and where the read stopped. Every check still reads the
+ * log (what was appended since, by any process); a log replaced or cut short is read again whole.
+ * An edit in place that leaves the file as long or longer is not seen by this process: the log is
+ * appended to, and a person repairing it replaces the file or restarts the server.
+ */
+const readSoFar = new Map<string, { mark: ScanMark; records: LogRecord[] }>();
+
+/**
+ * Reads the log (scanActionLog, move-log.ts: from where the last check of this process stopped)
+ * and counts the account's agent moves of the local day. A damaged line could be one of today's
+ * moves, so it stops moves rather than being skipped; a line torn by a crash mid-append does not
+ * (see scanActionLog for why that is safe).
  */
 export async function movesToday(
   log: { path: string },
@@ -131,8 +149,10 @@ export async function movesToday(
   timeZone: string = serverTimeZone(),
 ): Promise<MovesToday> {
   const today = localDay(now, timeZone);
-  const groups = new MoveGroups();
-  let scanned: { lines: number };
+  const key = `${log.path}\u0000${account}`;
+  const before = readSoFar.get(key);
+  const found: LogRecord[] = [];
+  let scanned: Awaited<ReturnType<typeof scanActionLog>>;
   try {
     scanned = await scanActionLog(
       log.path,
@@ -140,17 +160,26 @@ export async function movesToday(
         const o = r.record;
         if (o['kind'] !== 'move' || o['account'] !== account || o['actor'] !== 'agent') return;
         if (!OUT_ACTIONS.has(o['action'] as MoveAction)) return;
-        if (Math.abs(r.at - now) > SAME_DAY_WINDOW_MS) return;
-        groups.add(r);
+        if (r.at < now - SAME_DAY_WINDOW_MS) return;
+        found.push(r);
       },
       (p) => {
         throw stopped(log.path, `line ${p.line} is ${p.problem}`);
       },
+      before?.mark,
     );
   } catch (e) {
     if (e instanceof LogUnreadable) throw stopped(log.path, `the action log cannot be read (${e.message})`);
     throw e;
   }
+  const records = [...(scanned.resumed && before !== undefined ? before.records : []), ...found].filter(
+    (r) => r.at >= now - SAME_DAY_WINDOW_MS,
+  );
+  const mark = scanned.mark;
+  if (mark === undefined) readSoFar.delete(key);
+  else readSoFar.set(key, { mark, records: records.filter((r) => r.line <= mark.line) });
+  const groups = new MoveGroups();
+  for (const r of records) if (Math.abs(r.at - now) <= SAME_DAY_WINDOW_MS) groups.add(r);
   let used = 0;
   for (const g of groups.values())
     if (localDay(g.first.at, timeZone) === today && COUNTED.has(g.outcome)) used += g.count;

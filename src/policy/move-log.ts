@@ -62,6 +62,13 @@ function checkMove(o: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** Where a scan of the log stopped: its inode, the bytes of whole lines read, and their count. */
+export interface ScanMark {
+  ino: number;
+  offset: number;
+  line: number;
+}
+
 /** A checked line: a JSON object with a time and an account, and a move record's fields. */
 export interface LogRecord {
   line: number;
@@ -102,7 +109,12 @@ export async function scanActionLog(
   path: string,
   onRecord: (r: LogRecord) => void,
   onDamaged: (p: LogProblem) => void,
-): Promise<{ lines: number; found: boolean }> {
+  /**
+   * Where an earlier scan of the same file stopped: only what was appended since is read, when
+   * the file is still that file (same inode) and no shorter (else it is read from the start).
+   */
+  from?: ScanMark,
+): Promise<{ lines: number; found: boolean; resumed: boolean; mark?: ScanMark }> {
   let pending: LogProblem | undefined;
   let lineNo = 0;
   const onLine = (text: string): void => {
@@ -125,26 +137,45 @@ export async function scanActionLog(
   try {
     fh = await open(path, 'r');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { lines: 0, found: false };
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { lines: 0, found: false, resumed: false };
     throw new LogUnreadable((e as Error).message, { cause: e });
   }
   let endsWithNewline = true;
+  let resumed = false;
+  let ino = 0;
+  // Bytes of whole lines read, from the start of the file.
+  let consumed = 0;
   try {
-    const chunk = Buffer.alloc(1 << 20);
+    let size: number;
+    try {
+      ({ ino, size } = await fh.stat());
+    } catch (e) {
+      throw new LogUnreadable((e as Error).message, { cause: e });
+    }
+    if (from !== undefined && from.ino === ino && from.offset <= size) {
+      resumed = true;
+      consumed = from.offset;
+      lineNo = from.line;
+    }
+    let position = consumed;
+    // Sized to what there is to read (most scans read a few lines), never zero-filled.
+    const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(1 << 20, size - position)));
     let carry = Buffer.alloc(0);
     for (;;) {
       let bytesRead: number;
       try {
-        ({ bytesRead } = await fh.read(chunk, 0, chunk.length, null));
+        ({ bytesRead } = await fh.read(chunk, 0, chunk.length, position));
       } catch (e) {
         throw new LogUnreadable((e as Error).message, { cause: e });
       }
       if (bytesRead === 0) break;
+      position += bytesRead;
       // Splitting on the byte 0x0A is safe in UTF-8: it never occurs inside a multi-byte sequence.
       let buf = Buffer.concat([carry, chunk.subarray(0, bytesRead)]);
       let nl: number;
       while ((nl = buf.indexOf(0x0a)) >= 0) {
         onLine(buf.subarray(0, nl).toString('utf8'));
+        consumed += nl + 1;
         buf = buf.subarray(nl + 1);
       }
       carry = Buffer.from(buf);
@@ -158,7 +189,10 @@ export async function scanActionLog(
   }
   // A bad last line is a torn append only when its newline never made it to the disk.
   if (pending && (endsWithNewline || pending.line !== lineNo)) onDamaged(pending);
-  return { lines: lineNo, found: true };
+  // A line still without its newline is read again next time, whole.
+  const mark =
+    pending === undefined ? { ino, offset: consumed, line: lineNo - (endsWithNewline ? 0 : 1) } : undefined;
+  return { lines: lineNo, found: true, resumed, ...(mark === undefined ? {} : { mark }) };
 }
 
 /** One write of one item: its intent line and its outcome line (or only one of them). */

@@ -137,9 +137,18 @@ export interface Mailbox {
    * than a few at a time (tools use readConcurrency()).
    */
   readonly batchesReads?: boolean;
+  /**
+   * True when concurrent modifyThread calls with judged message ids are written together (Gmail:
+   * one messages.batchModify), so a caller should issue every write of a call at once.
+   */
+  readonly batchesWrites?: boolean;
 
   getProfile(signal?: AbortSignal): Promise<Profile>;
-  listLabels(signal?: AbortSignal): Promise<Label[]>;
+  /**
+   * The labels; a provider may answer from a list it keeps briefly (every label write it makes
+   * forgets it). `fresh`: ask the server now.
+   */
+  listLabels(signal?: AbortSignal, options?: { fresh?: boolean }): Promise<Label[]>;
   /** One label with its message/thread totals and unread counts (Gmail: labels.get). */
   getLabel(id: string, signal?: AbortSignal): Promise<Label>;
   /** Thread ids matching a Gmail-syntax query, newest first, as the server's index answers. */
@@ -165,7 +174,10 @@ export interface Mailbox {
   createLabel(input: LabelInput, signal?: AbortSignal): Promise<Label>;
   updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label>;
   deleteLabel(id: string, signal?: AbortSignal): Promise<void>;
-  /** Changes every message of a thread; returns each message's live labels afterwards. */
+  /**
+   * Changes every message of a thread (with options.messageIds: those messages); returns the
+   * messages changed, with their live labels where the provider's write answers them.
+   */
   modifyThread(
     threadId: string,
     change: LabelChange,

@@ -63,9 +63,16 @@ class Budget {
     this.start();
   }
 
-  stop(): void {
+  /**
+   * The call has answered: whatever of it is still waiting (a retry's backoff, a request of a
+   * Promise.all that lost the race to another's error) is stopped, so nothing of an answered
+   * call goes out afterwards.
+   */
+  stop(tool: string): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.controller.signal.aborted)
+      this.controller.abort(new MailError('internal_error', `${tool}: the call had already answered`));
   }
 }
 
@@ -121,6 +128,6 @@ async function budgeted(
   try {
     return (await tool.handle(budgetedCtx, args)) as Record<string, unknown>;
   } finally {
-    budget.stop();
+    budget.stop(tool.name);
   }
 }

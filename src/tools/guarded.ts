@@ -143,7 +143,7 @@ export async function guardedPerThread(
   // After a rate limit the provider has already had its one wait: the rest is not attempted.
   let stopped = false;
   const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> =>
-    mapBounded(allowed, readConcurrency(ctx.mailbox, 4), async (item) => {
+    mapBounded(allowed, writeConcurrency(ctx.mailbox, allowed.length), async (item) => {
       if (ctx.signal.aborted) return { id: item.id, outcome: 'failed', error: 'not attempted: cancelled' };
       if (stopped) return { id: item.id, outcome: 'failed', error: 'not attempted: rate limited' };
       try {
@@ -203,6 +203,10 @@ export async function guardedPerThread(
   if (failure !== undefined) throw failure;
   return out;
 }
+
+/** Thread writes in flight at once: all of them where the provider gathers them into one request. */
+const writeConcurrency = (mailbox: Mailbox, n: number): number =>
+  mailbox.batchesWrites === true ? n : readConcurrency(mailbox, 4);
 
 /** policy.json agentLabel, for the provider writes of a policy-judged call (none without a policy). */
 export async function agentLabelOf(ctx: ToolContext): Promise<Pick<ThreadWriteOptions, 'agentLabel'>> {

@@ -63,8 +63,9 @@ export interface ResolvedChange {
 }
 
 /**
- * Turns names and ids into labels against a fresh labels.list (1 unit; writes must not act on a
- * cached list a minute old). An id or a name (any case) of an existing label is that label;
+ * Turns names and ids into labels against the mailbox's label list (kept at most a minute, and
+ * forgotten by every label write; a label deleted elsewhere meanwhile makes the write fail with
+ * invalid_input and the next call list again). An id or a name (any case) of an existing label is that label;
  * anything else in `add` is a name to create, and in `remove` an error. Nothing is written.
  */
 export async function resolveChange(

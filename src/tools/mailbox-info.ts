@@ -27,7 +27,8 @@ export const listLabels = defineTool({
   input: z.strictObject({ counts: z.boolean().default(false) }),
   output: z.object({ labels: z.array(label) }),
   async handle(ctx, args) {
-    const labels = await ctx.mailbox.listLabels(ctx.signal);
+    // The person's own view of the labels: asked now, never a kept list.
+    const labels = await ctx.mailbox.listLabels(ctx.signal, { fresh: true });
     if (!args.counts)
       return {
         labels: labels.map(({ id, name, type, color }) => ({ id, name, type, ...(color ? { color } : {}) })),

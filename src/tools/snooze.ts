@@ -13,14 +13,13 @@ import type { ThreadWriteOptions } from '../providers/mailbox.js';
 import type { GateIntent } from '../policy/gate.js';
 import { forgetLabels } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
+import { serverTimeZone } from '../policy/move-cap.js';
 
 /**
  * The server decides what is due by its own clock and zone (TZ), never the model's: a model has
  * no reliable clock, and the labels must mean the same thing to the sweep that returns them.
  */
-export function serverTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
-}
+export { serverTimeZone };
 
 /** Errors that would fail every remaining item the same way: stop instead of hammering Google. */
 const STOP_CODES: ReadonlySet<ErrorCode> = new Set([

@@ -246,6 +246,8 @@ const followUpsOutput = z.object({
     .optional(),
 });
 
+const NOT_BULK = '-category:promotions -category:social -category:updates -category:forums';
+
 export const followUps = defineTool({
   name: 'follow_ups',
   title: 'Who owes whom a reply',
@@ -273,14 +275,31 @@ export const followUps = defineTool({
     const since = `after:${sec(now - args.withinDays * DAY_MS)}`;
     const sentQuery = `in:sent ${since} before:${sec(now - args.olderThanDays * DAY_MS) + 1}`;
     const inboxQuery = `in:inbox ${since}`;
-    const [profile, sentList, inboxList] = await Promise.all([
+    // Every listed thread is read once: its senders are the references a lookalike is compared
+    // with, so even bulk mail is read. A thread whose last word can wait on you is outside the
+    // bulk categories (follow-ups.ts skips those), so the index's list of such threads is read
+    // with bodies at once instead of twice; the live labels decide as before.
+    const [profile, sentList, inboxList, personalList] = await Promise.all([
       ctx.mailbox.getProfile(ctx.signal),
       listIds(ctx, sentQuery, args.maxThreads),
       listIds(ctx, inboxQuery, args.maxThreads),
+      listIds(ctx, `${inboxQuery} ${NOT_BULK}`, args.maxThreads),
     ]);
+    const personal = new Set(personalList.ids);
     const ids = [...new Set([...sentList.ids, ...inboxList.ids])];
     const meta = { format: 'metadata' as const, metadataHeaders: fu.FOLLOW_UP_HEADERS };
-    const byId = new Map((await readThreads(ctx, ids, meta, 'reading last messages')).map((t) => [t.id, t]));
+    const withBodies = ids.filter((id) => personal.has(id));
+    const byId = new Map(
+      [
+        ...(await readThreads(ctx, withBodies, { format: 'full' }, 'reading last messages')),
+        ...(await readThreads(
+          ctx,
+          ids.filter((id) => !personal.has(id)),
+          meta,
+          'reading last messages',
+        )),
+      ].map((t) => [t.id, t]),
+    );
     const pick = (list: string[]) => list.flatMap((id) => byId.get(id) ?? []);
     const sent = verifyThreads(parseQuery(sentQuery), pick(sentList.ids));
     const inbox = verifyThreads(parseQuery(inboxQuery), pick(inboxList.ids));
@@ -300,7 +319,7 @@ export const followUps = defineTool({
       else if (v.kind === 'needsBody') needBodies.push(t.id);
     };
     for (const t of inbox.kept)
-      take(fu.judgeAwaitingYou(t, jc, { withinDays: args.withinDays, bodies: false }), t);
+      take(fu.judgeAwaitingYou(t, jc, { withinDays: args.withinDays, bodies: personal.has(t.id) }), t);
     const full = await readThreads(ctx, needBodies, { format: 'full' }, 'reading questions');
     for (const t of full) take(fu.judgeAwaitingYou(t, jc, { withinDays: args.withinDays, bodies: true }), t);
 
@@ -317,7 +336,7 @@ export const followUps = defineTool({
       setAside: show(setAside),
       scanned: {
         sent: scan(sentQuery, sentList, sent),
-        inbox: { ...scan(inboxQuery, inboxList, inbox), bodiesRead: full.length },
+        inbox: { ...scan(inboxQuery, inboxList, inbox), bodiesRead: withBodies.length + full.length },
       },
       notJudged: { gone: ids.length - byId.size + (needBodies.length - full.length) },
       usage: spent(ctx, before),

@@ -225,6 +225,16 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('sender rules on %s'
     expect(await whereIs(b, mail['address'] as Delivered)).toBe('Spam');
     expect(await whereIs(b, mail['lookalike'] as Delivered)).toBe('INBOX');
     expect(await whereIs(b, mail['sameDomain'] as Delivered)).toBe('INBOX');
+    if (b.gmail) {
+      // policy.json agentLabel (default mailwarden): on what a rule archived, not on its spam move.
+      const view = b.gmail.sandbox.mailbox(DEMO_ADDRESS);
+      const agent = view.labels.find((l) => l.name === 'mailwarden')?.id;
+      expect(agent).toBeDefined();
+      const labelsOf = (d: Delivered) => view.messages.find((x) => x.id === d.id)?.labelIds ?? [];
+      expect(labelsOf(mail['subdomain'] as Delivered)).toContain(agent);
+      expect(labelsOf(mail['domain'] as Delivered)).toContain(agent);
+      expect(labelsOf(mail['address'] as Delivered)).not.toContain(agent);
+    }
   });
 
   it('a protected correspondent is not moved by a rule, and the refusal says which rule', async () => {

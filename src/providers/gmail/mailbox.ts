@@ -1,3 +1,4 @@
+import { systemClock } from '../../mail/clock.js';
 import type { Clock } from '../../mail/clock.js';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { GMAIL_AUTHSERV_ID } from '../../mail/vocabulary.js';
@@ -19,6 +20,7 @@ import type {
   MessageLabels,
   SearchOptions,
   ThreadReadOptions,
+  ThreadWriteOptions,
   Usage,
 } from '../mailbox.js';
 import type { DraftInput, DraftRef, FilterInput, MailFilter } from '../mailbox.js';
@@ -38,6 +40,7 @@ import {
 import { ID_SEGMENT } from './endpoints.js';
 import type { Sleep } from './retry.js';
 import type { Transport } from './transport.js';
+import { LabelCache, WriteGatherer, agentLabelRole, labelNamed, withAgentLabel } from './write-batch.js';
 
 export interface GmailMailboxOptions {
   account: string;
@@ -94,14 +97,27 @@ function labelBody(input: Partial<LabelInput>): Record<string, unknown> {
 const withSignal = (signal: AbortSignal | undefined): { signal?: AbortSignal } =>
   signal === undefined ? {} : { signal };
 
+/** threads.trash / untrash in flight at once: one request per thread, unlike the gathered writes. */
+const TRASH_CONCURRENCY = 4;
+
 export class GmailMailbox implements Mailbox {
   readonly provider = 'gmail' as const;
   readonly capabilities: MailboxCapabilities = { history: true, filters: true, organisation: 'labels' };
   readonly account: string;
   readonly trustedAuthservId = GMAIL_AUTHSERV_ID;
+  readonly batchesWrites = true;
   /** Exposed for write paths (modify, trash, filters) built on the same checkpoint and counters. */
   readonly client: GmailClient;
   private closed = false;
+  private readonly labels: LabelCache;
+  private readonly gatherer = new WriteGatherer(
+    (ids, change, signal) => this.batchModify(ids, change, signal),
+    BATCH_MODIFY_MAX,
+  );
+  /** The agent label being created, by lower-cased name: concurrent writes create it once. */
+  private readonly creating = new Map<string, Promise<string>>();
+  private trashSlots = TRASH_CONCURRENCY;
+  private readonly trashQueue: Array<() => void> = [];
 
   constructor(options: GmailMailboxOptions) {
     this.account = options.account;
@@ -116,6 +132,12 @@ export class GmailMailbox implements Mailbox {
     if (options.deadlines !== undefined) clientOptions.deadlines = options.deadlines;
     if (options.retry !== undefined) clientOptions.retry = options.retry;
     this.client = new GmailClient(clientOptions);
+    const clock = options.clock ?? systemClock;
+    this.labels = new LabelCache(
+      async (signal) =>
+        ((await this.open().call('labels.list', withSignal(signal)))?.labels ?? []).map(toLabel),
+      () => clock.now(),
+    );
   }
 
   private open(): GmailClient {
@@ -127,9 +149,9 @@ export class GmailMailbox implements Mailbox {
     return toProfile(await this.open().call('users.getProfile', signal === undefined ? {} : { signal }));
   }
 
-  async listLabels(signal?: AbortSignal): Promise<Label[]> {
-    const res = await this.open().call('labels.list', signal === undefined ? {} : { signal });
-    return (res?.labels ?? []).map(toLabel);
+  /** From this mailbox's label list (write-batch.ts), or live with `fresh`. */
+  async listLabels(signal?: AbortSignal, options?: { fresh?: boolean }): Promise<Label[]> {
+    return this.labels.list(signal, options?.fresh === true);
   }
 
   async getLabel(id: string, signal?: AbortSignal): Promise<Label> {
@@ -217,7 +239,9 @@ export class GmailMailbox implements Mailbox {
     if (input.name.trim() === '') throw invalidInput('name', 'must not be empty');
     // Visible in the label list and on messages, as a label made in Gmail's own UI would be.
     const body = { ...labelBody(input), labelListVisibility: 'labelShow', messageListVisibility: 'show' };
-    return toLabel((await this.open().call('labels.create', { body, ...withSignal(signal) })) ?? {});
+    return toLabel(
+      (await this.labelWrite(() => this.open().call('labels.create', { body, ...withSignal(signal) }))) ?? {},
+    );
   }
 
   async updateLabel(id: string, patch: Partial<LabelInput>, signal?: AbortSignal): Promise<Label> {
@@ -225,27 +249,64 @@ export class GmailMailbox implements Mailbox {
     const body = labelBody(patch);
     if (Object.keys(body).length === 0) throw invalidInput('patch', 'change the name or the color');
     // patch, not update: update replaces the whole label and would reset what was not sent.
-    const res = await this.open().call('labels.patch', { params: { id }, body, ...withSignal(signal) });
+    const res = await this.labelWrite(() =>
+      this.open().call('labels.patch', { params: { id }, body, ...withSignal(signal) }),
+    );
     return toLabel(res ?? {});
   }
 
   async deleteLabel(id: string, signal?: AbortSignal): Promise<void> {
     checkId('id', id);
-    await this.open().call('labels.delete', { params: { id }, ...withSignal(signal) });
+    await this.labelWrite(() => this.open().call('labels.delete', { params: { id }, ...withSignal(signal) }));
   }
 
-  async modifyThread(threadId: string, change: LabelChange, signal?: AbortSignal): Promise<MessageLabels[]> {
+  /** A label write, after which (whatever its outcome) the kept label list is not trusted. */
+  private async labelWrite<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      this.labels.forget();
+    }
+  }
+
+  /**
+   * With the judged message ids (a policy-judged write): those messages only, in one
+   * messages.batchModify shared with the other threads of the call that make the same change
+   * (write-batch.ts). batchModify answers nothing, so each message's labels are returned as the
+   * change leaves them known: what it added. Without ids: threads.modify, the thread as it is.
+   */
+  async modifyThread(
+    threadId: string,
+    change: LabelChange,
+    signal?: AbortSignal,
+    options?: ThreadWriteOptions,
+  ): Promise<MessageLabels[]> {
     checkId('threadId', threadId);
     checkChange(change);
-    const res = await this.open().call('threads.modify', {
-      params: { id: threadId },
-      body: modifyBody(change),
-      ...withSignal(signal),
-    });
-    return (res?.messages ?? []).map((m) => toMessageLabels(m, threadId));
+    const ids = options?.messageIds;
+    if (ids !== undefined) for (const id of ids) checkId('messageIds', id);
+    const labelled = await this.labelled(change, options?.agentLabel, signal);
+    if (ids === undefined) {
+      const res = await this.changeLabels(() =>
+        this.open().call('threads.modify', {
+          params: { id: threadId },
+          body: modifyBody(labelled),
+          ...withSignal(signal),
+        }),
+      );
+      return (res?.messages ?? []).map((m) => toMessageLabels(m, threadId));
+    }
+    if (ids.length === 0) return [];
+    await this.gatherer.add(ids, labelled, signal);
+    return ids.map((id) => ({ id, threadId, labelIds: [...labelled.add] }));
   }
 
-  async modifyMessages(messageIds: string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+  async modifyMessages(
+    messageIds: string[],
+    change: LabelChange,
+    signal?: AbortSignal,
+    options?: Pick<ThreadWriteOptions, 'agentLabel'>,
+  ): Promise<void> {
     if (messageIds.length === 0) throw invalidInput('messageIds', 'at least one id is required');
     if (messageIds.length > BATCH_MODIFY_MAX)
       throw invalidInput(
@@ -254,20 +315,108 @@ export class GmailMailbox implements Mailbox {
       );
     for (const id of messageIds) checkId('messageIds', id);
     checkChange(change);
-    await this.open().call('messages.batchModify', {
-      body: { ids: [...messageIds], ...modifyBody(change) },
-      ...withSignal(signal),
-    });
+    await this.batchModify(messageIds, await this.labelled(change, options?.agentLabel, signal), signal);
+  }
+
+  private async batchModify(
+    messageIds: readonly string[],
+    change: LabelChange,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.changeLabels(() =>
+      this.open().call('messages.batchModify', {
+        body: { ids: [...messageIds], ...modifyBody(change) },
+        ...withSignal(signal),
+      }),
+    );
+  }
+
+  /** A label change Gmail refused may name a label deleted since the list was kept. */
+  private async changeLabels<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      if (isMailError(e) && e.code === 'invalid_input') this.labels.forget();
+      throw e;
+    }
+  }
+
+  /**
+   * policy.json agentLabel placed on `change` (write-batch.ts agentLabelRole): created the first
+   * time mail leaves the inbox with it (the write policy has allowed the write by then); a move
+   * back removes it where it exists, and never creates it.
+   */
+  private async labelled(change: LabelChange, agentLabel: string | undefined, signal?: AbortSignal) {
+    if (agentLabel === undefined) return change;
+    const role = agentLabelRole(change);
+    if (role === undefined) return change;
+    const id = await this.agentLabelId(agentLabel, role === 'add', signal);
+    return id === undefined ? change : withAgentLabel(change, id, role);
+  }
+
+  private async agentLabelId(
+    name: string,
+    create: boolean,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    const known = labelNamed(await this.labels.list(signal), name);
+    if (known !== undefined || !create) return known?.id;
+    const key = name.toLowerCase();
+    let pending = this.creating.get(key);
+    if (pending === undefined) {
+      pending = (async () => {
+        try {
+          return (await this.createLabel({ name }, signal)).id;
+        } catch (e) {
+          // 409: made meanwhile (another process, or a person); the live list has it.
+          if (!(isMailError(e) && e.code === 'invalid_input')) throw e;
+          const found = labelNamed(await this.labels.list(signal, true), name);
+          if (found === undefined) throw e;
+          return found.id;
+        }
+      })().finally(() => this.creating.delete(key));
+      this.creating.set(key, pending);
+    }
+    return pending;
   }
 
   async trashThread(threadId: string, signal?: AbortSignal): Promise<void> {
     checkId('threadId', threadId);
-    await this.open().call('threads.trash', { params: { id: threadId }, ...withSignal(signal) });
+    await this.throttled(() =>
+      this.open().call('threads.trash', { params: { id: threadId }, ...withSignal(signal) }),
+    );
   }
 
-  async untrashThread(threadId: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * threads.untrash takes no label change: when agentLabel is given and a message comes back into
+   * the inbox still carrying it, one batchModify takes it off those messages.
+   */
+  async untrashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> {
     checkId('threadId', threadId);
-    await this.open().call('threads.untrash', { params: { id: threadId }, ...withSignal(signal) });
+    const res = await this.throttled(() =>
+      this.open().call('threads.untrash', { params: { id: threadId }, ...withSignal(signal) }),
+    );
+    if (options?.agentLabel === undefined) return;
+    const id = await this.agentLabelId(options.agentLabel, false, signal);
+    if (id === undefined) return;
+    const back = (res?.messages ?? [])
+      .filter((m) => (m.labelIds ?? []).includes('INBOX') && (m.labelIds ?? []).includes(id))
+      .map((m) => m.id ?? '')
+      .filter((m) => m !== '');
+    if (back.length > 0) await this.batchModify(back, { add: [], remove: [id] }, signal);
+  }
+
+  /** At most TRASH_CONCURRENCY of these requests at once, however many threads a call names. */
+  private async throttled<T>(request: () => Promise<T>): Promise<T> {
+    if (this.trashSlots === 0) await new Promise<void>((resolve) => this.trashQueue.push(resolve));
+    else this.trashSlots -= 1;
+    try {
+      return await request();
+    } finally {
+      const next = this.trashQueue.shift();
+      if (next !== undefined) next();
+      else this.trashSlots += 1;
+    }
   }
 
   async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {

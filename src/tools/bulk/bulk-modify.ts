@@ -24,6 +24,7 @@ import {
 import { checkPreview, consumePreview, issuePreview } from './preview-tokens.js';
 import { preWriteReads } from './reads.js';
 import { undoPlanSchema } from './undo.js';
+import { agentLabelOf } from '../guarded.js';
 import { ID_SAMPLE, verifiedSchema, verifyChange } from './verify.js';
 
 const MAX_MESSAGES = 100_000;
@@ -316,7 +317,8 @@ export const bulkModify = defineTool({
     if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);
     const none = nothingChanged(run);
     if (none !== undefined) throw none;
-    if (plan !== undefined) plan = restrictPlan(plan, run.sent);
+    if (plan !== undefined)
+      plan = await withAgentLabelUndone(ctx, restrictPlan(plan, run.sent), change, run.sent);
     const verified = !args.verify
       ? undefined
       : run.accepted.length === 0
@@ -350,3 +352,30 @@ export const bulkModify = defineTool({
     };
   },
 });
+
+/**
+ * policy.json agentLabel went onto every message the batch named when the change takes mail out
+ * of the inbox, those already archived too. The undo takes it off: the messages it brings back to
+ * the inbox lose it with that move, the others by name (the label is the server's, not the agent's).
+ */
+async function withAgentLabelUndone(
+  ctx: ToolContext,
+  plan: UndoPlan,
+  change: LabelChange,
+  sent: ReadonlySet<string>,
+): Promise<UndoPlan> {
+  const { agentLabel } = await agentLabelOf(ctx);
+  const out = change.remove.includes('INBOX') && !change.add.some((l) => l === 'SPAM' || l === 'TRASH');
+  if (agentLabel === undefined || !out) return plan;
+  const label = (await ctx.mailbox.listLabels(ctx.signal)).find(
+    (l) => l.type === 'user' && l.name.toLowerCase() === agentLabel.toLowerCase(),
+  );
+  if (label === undefined) return plan;
+  const planned = new Set(plan.groups.flatMap((g) => g.messageIds));
+  const rest = [...sent].filter((id) => !planned.has(id));
+  const groups = plan.groups.map((g) =>
+    g.add.includes('INBOX') || g.remove.includes(label.id) ? g : { ...g, remove: [...g.remove, label.id] },
+  );
+  if (rest.length > 0) groups.push({ add: [], remove: [label.id], messageIds: rest });
+  return { ...plan, labels: { ...plan.labels, [label.id]: label.name }, groups };
+}

@@ -1,0 +1,259 @@
+// node bench/gmail-writes.mjs (after npm run build): the Gmail write path and the tools around it
+// on the sandbox demo mailbox, through the built server and the real MCP client, under the
+// default write policy (no policy.json). Prints JSON: per tool, the exact requests by method
+// (from the sandbox's own counters) and the server's CPU per call.
+//
+// CPU: the server's own time on a CPU, read from outside as the sum over its threads of
+// /proc/<pid>/task/*/schedstat (nanoseconds; the main thread, libuv's pool and V8's helpers),
+// before and after each call; a row's figure is the median over BENCH_REPS calls. Linux only.
+// No latency is injected: wall time is not what this measures.
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { DEFAULT_NOW, DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
+import { Sandbox } from '../dist/sandbox/index.js';
+import { MAIN, configFor, connect, machine, median, round } from './lib.mjs';
+
+const REPS = Number(process.env.BENCH_REPS ?? 5);
+
+/** Nanoseconds the process `pid` has spent on a CPU, all its threads together. */
+function cpuNs(pid) {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(join(`/proc/${pid}/task`, task, 'schedstat'), 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return ns;
+}
+
+/** The demo mailbox plus newsletters to write on: one thread each, each from its own list. */
+function seed() {
+  const base = demoCorpus();
+  const at = DEFAULT_NOW - 3 * 86_400_000;
+  const letters = Array.from({ length: 100 }, (_, i) => ({
+    key: `bench-letter-${i}`,
+    messages: [
+      {
+        raw: [
+          `From: Letter ${i} <news@letter${i}.bench.example>`,
+          `To: ${DEMO_ADDRESS}`,
+          `Subject: Issue ${i}`,
+          `Message-ID: <letter-${i}@letter${i}.bench.example>`,
+          `List-Unsubscribe: <https://letter${i}.bench.example/u>`,
+          'Content-Type: text/plain; charset=utf-8',
+          '',
+          `Issue number ${i}.`,
+          '',
+        ].join('\r\n'),
+        labelIds: ['INBOX', 'UNREAD', 'CATEGORY_PROMOTIONS'],
+        internalDate: at + i * 60_000,
+      },
+    ],
+  }));
+  return { ...base, threads: [...base.threads, ...letters] };
+}
+
+const sandbox = await Sandbox.start({ users: [seed()] });
+const configDir = configFor(sandbox, DEMO_ADDRESS);
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [MAIN],
+  env: {
+    PATH: process.env.PATH ?? '',
+    MAILWARDEN_CONFIG_DIR: configDir,
+    MAILWARDEN_SANDBOX_URL: sandbox.url,
+    MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
+  },
+  stderr: 'ignore',
+});
+const client = new Client({ name: 'mailwarden-bench', version: '0' });
+await client.connect(transport);
+const pid = transport.pid;
+const tools = new Set((await client.listTools()).tools.map((t) => t.name));
+
+async function call(name, args) {
+  const r = await client.callTool({ name, arguments: args }, { timeout: 600_000 });
+  if (r.isError) throw new Error(`${name} failed: ${r.content.map((c) => c.text).join('')}`);
+  return r.structuredContent;
+}
+
+/** One measured call: the sandbox's request counters and the server's CPU around it. */
+async function once(name, args) {
+  sandbox.clock.advance(61_000); // a fresh minute of Gmail's per-user quota for every call
+  sandbox.resetStats();
+  const cpu0 = cpuNs(pid);
+  const out = await call(name, args);
+  const cpu = (cpuNs(pid) - cpu0) / 1e6;
+  const s = sandbox.stats();
+  return {
+    out,
+    cpuMs: cpu,
+    requests: s.requests,
+    byMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.requests])),
+  };
+}
+
+const rows = {};
+/** A write's per-item outcome, so a row never counts a refusal as a write. */
+function outcomes(out) {
+  const n = (k) => (Array.isArray(out?.[k]) ? out[k].length : undefined);
+  const o = { changed: n('changed'), refused: n('refused'), failed: n('failed') };
+  if (o.changed === undefined) return {};
+  if (out.needsConfirmation !== undefined || out.confirmation !== undefined)
+    o.note = JSON.stringify(out).slice(0, 200);
+  return { outcome: o };
+}
+/** `argsFor(i)`: the i-th repetition's arguments (a write needs a fresh target each time). */
+async function measure(label, name, argsFor, reps = REPS) {
+  if (!tools.has(name)) {
+    rows[label] = { tool: name, available: false };
+    return;
+  }
+  const runs = [];
+  for (let i = 0; i < reps; i++) runs.push(await once(name, argsFor(i)));
+  const counts = new Set(runs.map((r) => r.requests));
+  rows[label] = {
+    tool: name,
+    args: argsFor(0),
+    requests: runs[0].requests,
+    ...(counts.size > 1 ? { requestsPerRun: runs.map((r) => r.requests) } : {}),
+    byMethod: runs[0].byMethod,
+    cpuMsMedian: round(median(runs.map((r) => r.cpuMs)), 2),
+    cpuMsPerRun: runs.map((r) => round(r.cpuMs, 2)),
+    ...outcomes(runs[0].out),
+  };
+  return runs;
+}
+
+/** Up to `n` thread ids for `query`, page by page (search answers at most 50 a page). */
+async function inboxThreads(query, n) {
+  const ids = [];
+  let pageToken;
+  do {
+    const page = await call('search', { query, maxResults: 50, ...(pageToken ? { pageToken } : {}) });
+    ids.push(...page.threads.map((t) => t.threadId));
+    pageToken = page.nextPageToken;
+  } while (pageToken && ids.length < n);
+  return ids.slice(0, n);
+}
+
+await call('get_profile', {}); // the token, outside the measurements
+const newsletters = await inboxThreads('in:inbox from:bench.example', 80);
+const pool = [...newsletters];
+// The first move out of the inbox of a session learns the correspondents set from Sent and
+// creates the agent label: measured once, apart from the rows below.
+const coldMove = await once('archive', { threadId: pool.shift() });
+rows['archive 1 thread, first move of the session'] = {
+  tool: 'archive',
+  requests: coldMove.requests,
+  byMethod: coldMove.byMethod,
+  ...outcomes(coldMove.out),
+};
+
+const take = (n) => {
+  if (pool.length < n) throw new Error(`bench: only ${pool.length} newsletter threads left`);
+  return pool.splice(0, n);
+};
+
+await measure('get_profile', 'get_profile', () => ({}));
+await measure('list_labels', 'list_labels', () => ({}));
+await measure('search is:unread 10', 'search', () => ({ query: 'is:unread', maxResults: 10 }));
+await measure('get_thread', 'get_thread', () => ({ threadId: newsletters[0] }));
+const starred = take(REPS);
+await measure('modify_labels 1 thread (add STARRED)', 'modify_labels', (i) => ({
+  threadId: starred[i],
+  add: ['STARRED'],
+}));
+// The ratio the issue sets (a one-thread write at most twice get_profile's CPU), from calls
+// taken in turns so both see the same machine load.
+const paired = { get_profile: [], modify_labels: [] };
+const pairThreads = take(REPS);
+for (let i = 0; i < REPS; i++) {
+  paired.get_profile.push((await once('get_profile', {})).cpuMs);
+  paired.modify_labels.push(
+    (await once('modify_labels', { threadId: pairThreads[i], add: ['IMPORTANT'] })).cpuMs,
+  );
+}
+const one = take(REPS);
+await measure('archive 1 thread', 'archive', (i) => ({ threadId: one[i] }));
+await measure('restore 1 thread', 'restore', (i) => ({ threadId: one[i] }));
+const ten = take(10);
+await measure('archive 10 threads', 'archive', () => ({ threadIds: ten }), 1);
+const spam = take(REPS);
+await measure('move_to_spam 1 thread', 'move_to_spam', (i) => ({ threadId: spam[i] }));
+await measure('restore 1 thread from spam', 'restore', (i) => ({ threadId: spam[i] }));
+const trash = take(REPS);
+await measure('trash 1 thread', 'trash', (i) => ({ threadId: trash[i] }));
+// untrash is not measured: the policy refuses it on these threads (see docs/benchmarks.md).
+// await measure('untrash 1 thread', 'untrash', (i) => ({ threadId: trash[i] }));
+const snoozed = take(REPS);
+await measure('snooze 1 thread', 'snooze', (i) => ({ threadId: snoozed[i], until: 'tomorrow 9am' }));
+await measure('unsnooze 1 thread', 'unsnooze', (i) => ({ threadId: snoozed[i] }));
+await measure('follow_ups', 'follow_ups', () => ({}), 2);
+await measure('triage_digest', 'triage_digest', () => ({}), 2);
+await measure('list_new_mail', 'list_new_mail', () => ({}), 2);
+
+const labels = sandbox.mailbox(DEMO_ADDRESS).labels;
+const agentLabel = labels.find((l) => l.name === 'mailwarden');
+const carrying = agentLabel
+  ? sandbox.mailbox(DEMO_ADDRESS).messages.filter((m) => m.labelIds.includes(agentLabel.id)).length
+  : 0;
+
+await client.close();
+await sandbox.close();
+
+/** follow_ups on the demo mailbox as shipped (the rows above run on it plus the newsletters). */
+async function followUpsOnDemo() {
+  const demo = await Sandbox.start({ users: [demoCorpus()] });
+  const c = await connect({
+    MAILWARDEN_CONFIG_DIR: configFor(demo, DEMO_ADDRESS),
+    MAILWARDEN_SANDBOX_URL: demo.url,
+    MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
+  });
+  await c.callTool({ name: 'get_profile', arguments: {} });
+  demo.resetStats();
+  const r = await c.callTool({ name: 'follow_ups', arguments: {} }, { timeout: 600_000 });
+  const s = demo.stats();
+  const o = r.structuredContent;
+  await c.close();
+  await demo.close();
+  return {
+    requests: s.requests,
+    byMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.requests])),
+    awaitingReply: o.awaitingReply.length,
+    awaitingYou: o.awaitingYou.length,
+    setAside: o.setAside?.length ?? 0,
+    scanned: o.scanned,
+  };
+}
+const followUpsDemo = await followUpsOnDemo();
+
+const profileCpu = median(paired.get_profile);
+const writeCpu = median(paired.modify_labels);
+console.log(
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      machine: machine(),
+      // CPU per call is inflated by other work on the machine; the load says how much there was.
+      loadAverage: loadavg().map((x) => round(x, 1)),
+      reps: REPS,
+      policy: 'default (no policy.json)',
+      rows,
+      inTurns: {
+        getProfileCpuMsMedian: round(profileCpu, 2),
+        modifyLabelsOneThreadCpuMsMedian: round(writeCpu, 2),
+      },
+      oneThreadWriteCpuOverGetProfile: round(writeCpu / profileCpu, 2),
+      messagesCarryingAgentLabel: carrying,
+      followUpsOnDemo: followUpsDemo,
+    },
+    null,
+    2,
+  ),
+);

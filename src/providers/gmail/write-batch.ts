@@ -1,0 +1,200 @@
+import type { Label } from '../../mail/types.js';
+import type { LabelChange } from '../mailbox.js';
+
+/**
+ * The pieces of the Gmail write path that are not requests themselves: the label list a
+ * mailbox keeps between calls, and the gathering of concurrent thread writes into
+ * messages.batchModify requests.
+ */
+
+/** How long a label list is trusted when no label write of this process came in between. */
+export const LABELS_TTL_MS = 60_000;
+
+/**
+ * labels.list, kept for LABELS_TTL_MS. Labels are not mail (DESIGN promise 2); every label
+ * write of this mailbox forgets the list, and a list loaded while a write ran is not kept, since
+ * it may predate the write.
+ */
+export class LabelCache {
+  private held: { at: number; labels: Label[] } | undefined;
+  private generation = 0;
+  /** A load in flight, shared by the concurrent writes of a call (one labels.list, not ten). */
+  private loading: { generation: number; labels: Promise<Label[]> } | undefined;
+
+  constructor(
+    private readonly load: (signal?: AbortSignal) => Promise<Label[]>,
+    private readonly now: () => number,
+  ) {}
+
+  async list(signal?: AbortSignal, live = false): Promise<Label[]> {
+    const held = this.held;
+    if (!live && held !== undefined && this.now() - held.at < LABELS_TTL_MS)
+      return held.labels.map(copyLabel);
+    const generation = this.generation;
+    let loading = this.loading;
+    if (live || loading === undefined || loading.generation !== generation) {
+      loading = { generation, labels: this.load(signal) };
+      this.loading = loading;
+      const mine = loading;
+      void mine.labels
+        .then((labels) => {
+          if (generation === this.generation) this.held = { at: this.now(), labels: labels.map(copyLabel) };
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.loading === mine) this.loading = undefined;
+        });
+    }
+    return (await loading.labels).map(copyLabel);
+  }
+
+  forget(): void {
+    this.held = undefined;
+    this.loading = undefined;
+    this.generation += 1;
+  }
+}
+
+function copyLabel(l: Label): Label {
+  return { ...l, ...(l.color === undefined ? {} : { color: { ...l.color } }) };
+}
+
+/** The user label called `name` (Gmail compares label names without regard to case). */
+export function labelNamed(labels: readonly Label[], name: string): Label | undefined {
+  const lower = name.toLowerCase();
+  return labels.find((l) => l.type === 'user' && l.name.toLowerCase() === lower);
+}
+
+/** Where the agent label goes for `change`: onto mail leaving the inbox, off mail coming back. */
+export function agentLabelRole(change: LabelChange): 'add' | 'remove' | undefined {
+  if (change.add.includes('INBOX')) return 'remove';
+  // Spam and Trash carry none: Gmail searches them anyway, and a restore from them clears it.
+  if (change.remove.includes('INBOX') && !change.add.some((l) => l === 'SPAM' || l === 'TRASH')) return 'add';
+  return undefined;
+}
+
+/** `change` with the agent label `id` placed as `role` says. */
+export function withAgentLabel(change: LabelChange, id: string, role: 'add' | 'remove'): LabelChange {
+  if (role === 'add')
+    return {
+      add: change.add.includes(id) ? [...change.add] : [...change.add, id],
+      remove: change.remove.filter((l) => l !== id),
+    };
+  if (change.add.includes(id)) return { add: [...change.add], remove: [...change.remove] };
+  return {
+    add: [...change.add],
+    remove: change.remove.includes(id) ? [...change.remove] : [...change.remove, id],
+  };
+}
+
+/** A quiet spell this long closes a gathering; a gathering never stays open longer than the max. */
+export const GATHER_MS = 15;
+export const GATHER_MAX_MS = 150;
+
+interface Waiting {
+  ids: readonly string[];
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+interface Gathering {
+  change: LabelChange;
+  signal: AbortSignal | undefined;
+  items: Waiting[];
+  first: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Concurrent thread writes with the same change (and the same call's signal) become one
+ * messages.batchModify per `max` ids: a call that archives ten threads writes them in one
+ * request. Each thread's promise settles with the request that carried its ids; a thread is
+ * never split across requests unless it alone holds more than `max` messages.
+ */
+export class WriteGatherer {
+  private readonly open = new Map<string, Gathering>();
+  private readonly signalIds = new WeakMap<AbortSignal, number>();
+  private nextSignalId = 1;
+
+  constructor(
+    private readonly write: (ids: string[], change: LabelChange, signal?: AbortSignal) => Promise<void>,
+    private readonly max: number,
+  ) {}
+
+  add(ids: readonly string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+    const key = `${JSON.stringify([change.add, change.remove])}#${this.signalKey(signal)}`;
+    return new Promise<void>((resolve, reject) => {
+      const now = Date.now();
+      const flush = (): void => {
+        const g = this.open.get(key);
+        this.open.delete(key);
+        if (g !== undefined) void this.flush(g);
+      };
+      const g = this.open.get(key);
+      if (g === undefined) {
+        this.open.set(key, {
+          change,
+          signal,
+          items: [{ ids, resolve, reject }],
+          first: now,
+          timer: setTimeout(flush, GATHER_MS),
+        });
+        return;
+      }
+      g.items.push({ ids, resolve, reject });
+      clearTimeout(g.timer);
+      g.timer = setTimeout(flush, Math.max(0, Math.min(GATHER_MS, g.first + GATHER_MAX_MS - now)));
+    });
+  }
+
+  private signalKey(signal: AbortSignal | undefined): number {
+    if (signal === undefined) return 0;
+    let id = this.signalIds.get(signal);
+    if (id === undefined) {
+      id = this.nextSignalId++;
+      this.signalIds.set(signal, id);
+    }
+    return id;
+  }
+
+  private async flush(g: Gathering): Promise<void> {
+    // Whole threads per request, in the order they came; a thread larger than a request alone
+    // takes as many as it needs and settles with the last of them.
+    const requests: Array<{ ids: string[]; items: Waiting[] }> = [];
+    const parts = new Map<Waiting, number>();
+    let current: { ids: string[]; items: Waiting[] } | undefined;
+    for (const item of g.items) {
+      if (item.ids.length > this.max) {
+        for (let i = 0; i < item.ids.length; i += this.max) {
+          requests.push({ ids: item.ids.slice(i, i + this.max), items: [item] });
+          parts.set(item, (parts.get(item) ?? 0) + 1);
+        }
+        continue;
+      }
+      if (current === undefined || current.ids.length + item.ids.length > this.max) {
+        current = { ids: [], items: [] };
+        requests.push(current);
+      }
+      current.ids.push(...item.ids);
+      current.items.push(item);
+      parts.set(item, 1);
+    }
+    const failed = new Map<Waiting, unknown>();
+    for (const r of requests) {
+      let error: { e: unknown } | undefined;
+      try {
+        if (r.ids.length > 0) await this.write(r.ids, g.change, g.signal);
+      } catch (e) {
+        error = { e };
+      }
+      for (const item of r.items) {
+        if (error !== undefined && !failed.has(item)) failed.set(item, error.e);
+        const left = (parts.get(item) ?? 1) - 1;
+        parts.set(item, left);
+        if (left > 0) continue;
+        if (failed.has(item)) item.reject(failed.get(item));
+        else item.resolve();
+      }
+    }
+  }
+}
