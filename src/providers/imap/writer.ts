@@ -313,13 +313,6 @@ export function newLabelTarget(
   // Proton Bridge creates folders under Folders/ only, labels under Labels/ only.
   if (name === 'MCP' || name.startsWith('MCP/'))
     return { kind: 'folder', path: model.proton ? `Folders/${name}` : name };
-  // Proton labels are flat: Bridge answers CREATE Labels/A/B with "a label cannot have children"
-  // (proton-bridge connector.go createLabel), and imapflow would have created Labels/A first.
-  if (model.proton && name.includes('/'))
-    throw invalidInput(
-      'name',
-      `"${name}": Proton Mail Bridge keeps labels flat and refuses a label with "/" in its name ("a label cannot have children"); choose a name without "/"`,
-    );
   // Where labels are folders of copies (Proton Bridge), a new label is one more of them.
   if (model.proton || model.folders.some((f) => f.kind === 'label'))
     return { kind: 'folder', path: `Labels/${name}` };
