@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { appendMessage } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
+import { answersFor } from '../helpers/corpus-answers.js';
 import type { Backend } from '../helpers/backends.js';
 
 /*
@@ -90,4 +91,35 @@ describe('mailwarden on the Bridge-like profile', () => {
     expect((t.structured['messages'] as unknown[]).length).toBe(1);
     expect(t.text).not.toMatch(/Pm-Gluon/i);
   });
+});
+
+describe('mailwarden on Bridge with All Mail hidden (a Bridge setting)', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('bridge', { bridge: { allMail: false } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('reads, searches and archives without All Mail', async () => {
+    const info = await b.call('get_profile', {});
+    expect(info.isError, info.text).toBe(false);
+    const key = k.awaitingOwnerReply[0] as string;
+    const t = await b.call('get_thread', { threadId: b.tid(key), bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    expect(
+      (t.structured['messages'] as Array<{ labels: string[] }>).some((m) => m.labels.includes('INBOX')),
+    ).toBe(true);
+    const spam = await b.call('search', { query: 'in:spam', maxResults: 50 });
+    expect((spam.structured['threads'] as unknown[]).length).toBe(answersFor('bridge').spam);
+    const r = await b.call('archive', { threadId: b.tid(key) });
+    expect(r.isError, r.text).toBe(false);
+    const after = await b.call('get_thread', { threadId: b.tid(key), bodies: 'none' });
+    expect(
+      (after.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels),
+    ).not.toContain('INBOX');
+    const server = (b.imap as NonNullable<Backend['imap']>).server;
+    expect(await server.doveadm(['mailbox', 'list', '-u', server.user])).not.toMatch(/All Mail/);
+  }, 120_000);
 });
