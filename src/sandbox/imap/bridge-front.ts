@@ -117,6 +117,7 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
   };
   setFaults(options.faults ?? []);
   const recorded: RecordedCommand[] = [];
+  const rawCache = new Map<string, Buffer>();
   const closers = new Set<() => void>();
   let connections = 0;
 
@@ -138,6 +139,7 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
     let secure = false;
     let authed = false;
     let selected: string | undefined;
+    let uidValidity = '';
     let idling = false;
     let cutAfter: number | undefined;
     const queue: Queued[] = [];
@@ -195,6 +197,8 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
         .replace(/\[CAPABILITY [^\]]*\]/i, () => `[CAPABILITY ${caps()}]`)
         .replace(/^\* FLAGS \(.*\)$/i, `* FLAGS ${GLUON_FLAGS}`)
         .replace(/\[PERMANENTFLAGS \([^)]*\)\]/i, `[PERMANENTFLAGS ${GLUON_FLAGS}]`);
+      const validity = /\[UIDVALIDITY (\d+)\]/i.exec(out);
+      if (validity?.[1]) uidValidity = validity[1];
       const list = /^\* (LIST|LSUB) \(([^)]*)\) (\S+) (.+)$/i.exec(out);
       if (list) {
         const name = list[4]?.replace(/^"(.*)"$/, '$1');
@@ -290,13 +294,27 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
     const rawSearch = async (tokens: Token[], criteriaFrom: number): Promise<Unit | undefined> => {
       const keys = findTextKeys(tokens, criteriaFrom);
       if (keys.length === 0) return undefined;
-      const { units } = await ask('UID FETCH 1:* (UID BODY.PEEK[])', (u) =>
-        /FETCH \(/i.test(u.lines[0] ?? ''),
-      );
-      const messages = units.flatMap((u) => {
-        const uid = /UID (\d+)/i.exec(u.lines.join(' '));
-        const body = u.literals[0];
-        return uid && body ? [{ uid: Number(uid[1]), body }] : [];
+      // gluon reads every literal; the front end reads what the keys need, once per UID (a UID's
+      // bytes never change), so a test run does not pay gluon's cost on every header search.
+      const part = keys.some((k) => k.key !== 'HEADER') ? 'BODY.PEEK[]' : 'BODY.PEEK[HEADER]';
+      const found = await ask('UID SEARCH ALL', (u) => /^\* SEARCH/i.test(u.lines[0] ?? ''));
+      const uids = (found.units[0]?.lines[0] ?? '').split(' ').slice(2).map(Number).filter(Boolean);
+      const cacheKey = (uid: number): string =>
+        `${selected ?? ''}\u0000${uidValidity}\u0000${part}\u0000${uid}`;
+      const missing = uids.filter((uid) => !rawCache.has(cacheKey(uid)));
+      if (missing.length > 0) {
+        const { units } = await ask(`UID FETCH ${uidSet(missing)} (UID ${part})`, (u) =>
+          /FETCH \(/i.test(u.lines[0] ?? ''),
+        );
+        for (const u of units) {
+          const uid = /UID (\d+)/i.exec(u.lines.join(' '));
+          const body = u.literals[0];
+          if (uid && body) rawCache.set(cacheKey(Number(uid[1])), body);
+        }
+      }
+      const messages = uids.flatMap((uid) => {
+        const body = rawCache.get(cacheKey(uid));
+        return body ? [{ uid, body }] : [];
       });
       await sizeWait(searchDelay, messages.length);
       const out = [...tokens];
