@@ -104,5 +104,5 @@ export interface Page<T> {
    * IMAP: who checked each predicate of the query — the server (SEARCH or the folder chosen), a
    * local check on what was fetched, or nothing (Gmail-only state such as categories).
    */
-  checks?: Array<{ predicate: string; by: 'server' | 'local' | 'none' }>;
+  checks?: Array<{ predicate: string; by: 'server' | 'local' | 'none'; recall?: 'limited' }>;
 }

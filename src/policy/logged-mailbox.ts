@@ -86,7 +86,10 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
   // A plain object, not a prototype of the provider: nothing else of the provider is reachable.
   const out: Mailbox = {
     provider: inner.provider,
-    capabilities: inner.capabilities,
+    // Read live: an IMAP account knows its layout (label folders, flat labels) only once listed.
+    get capabilities() {
+      return inner.capabilities;
+    },
     account,
     trustedAuthservId: inner.trustedAuthservId,
     batchesReads: inner.batchesReads === true,

@@ -25,6 +25,11 @@ export interface MailboxCapabilities {
    * as keywords (Dovecot, Fastmail) or as label folders holding copies (Proton Bridge Labels/X).
    */
   organisation: 'labels' | 'folders' | 'folders+keywords' | 'folders+label-folders';
+  /**
+   * Labels cannot nest: Proton Mail Bridge answers CREATE Labels/A/B with "a label cannot have
+   * children" (proton-bridge connector.go createLabel), so "A/B" is refused before anything is made.
+   */
+  flatLabels?: boolean;
 }
 
 export interface SearchOptions {

@@ -10,8 +10,8 @@ import { writeImapPassword } from '../store/imap-secret.js';
 import { tempDirUntilExit } from '../store/temp-dir.js';
 import { DEMO_ADDRESS, demoCorpus } from './corpus/index.js';
 import type { SeedUser } from './seed.js';
-import { seedDovecot, startDovecot, startImapProxy } from './imap/index.js';
-import type { DovecotServer } from './imap/index.js';
+import { seedDovecot, startBridgeFront, startDovecot } from './imap/index.js';
+import type { BridgeFront, BridgeOptions, DovecotServer, SizeDelay } from './imap/index.js';
 
 /*
  * A throwaway real IMAP account for the demo, the tests and the benchmarks: a private Dovecot
@@ -24,8 +24,12 @@ export type ImapProfile = 'full' | 'bridge';
 
 export interface ImapDemoOptions {
   profile: ImapProfile;
-  /** Bridge-like profile: milliseconds the proxy holds each command (Bridge is slow). */
+  /** Bridge-like profile: milliseconds the front end holds each command (Bridge is slow). */
   delayMs?: number;
+  /** Bridge-like profile: All Mail shown (default) or hidden, IDLE on (default) or off. */
+  bridge?: BridgeOptions;
+  /** Bridge-like profile: extra time for STATUS of an unselected folder and text SEARCH. */
+  sizeDelays?: { status?: SizeDelay; search?: SizeDelay };
   /** Account name in accounts.json. */
   account?: string;
   seed?: SeedUser;
@@ -34,8 +38,11 @@ export interface ImapDemoOptions {
 
 export interface ImapDemo {
   server: DovecotServer;
-  /** Present for the bridge profile: the delaying proxy in front of STARTTLS. */
-  proxy?: Awaited<ReturnType<typeof startImapProxy>>;
+  /**
+   * Present for the bridge profile: its front end (bridge-front.ts), which clients reach with
+   * STARTTLS and which records every command (`proxy.commands()`).
+   */
+  proxy?: BridgeFront;
   settings: ImapSettings;
   configDir: string;
   account: string;
@@ -48,7 +55,10 @@ export interface ImapDemo {
 export const IMAP_DEMO_PASSPHRASE = 'mailwarden-imap-demo';
 
 export async function startImapDemo(options: ImapDemoOptions): Promise<ImapDemo> {
-  const server = await startDovecot({ profile: options.profile });
+  const server = await startDovecot({
+    profile: options.profile,
+    ...(options.bridge ? { bridge: options.bridge } : {}),
+  });
   let proxy: ImapDemo['proxy'];
   const temp = tempDirUntilExit('mailwarden-imap-');
   const configDir = temp.path;
@@ -62,10 +72,12 @@ export async function startImapDemo(options: ImapDemoOptions): Promise<ImapDemo>
     };
     let settings: ImapSettings;
     if (options.profile === 'bridge') {
-      // Bridge speaks STARTTLS on a plain port (127.0.0.1:1143); the proxy imitates its latency.
-      proxy = await startImapProxy({
-        target: { host: server.host, port: server.plainPort },
+      // Bridge speaks STARTTLS on a plain port (127.0.0.1:1143); the front end speaks as gluon.
+      proxy = await startBridgeFront({
+        server,
         delayMs: options.delayMs ?? 0,
+        ...(options.sizeDelays?.status ? { statusDelay: options.sizeDelays.status } : {}),
+        ...(options.sizeDelays?.search ? { searchDelay: options.sizeDelays.search } : {}),
       });
       settings = { ...base, port: proxy.port, security: 'starttls' };
     } else {

@@ -125,6 +125,16 @@ export async function ensureLabel(
 ): Promise<{ label: Label; created: Label[] }> {
   const created: Label[] = [];
   const parts = name.split('/').map((p) => p.trim());
+  // Checked before any parent is made, so a refused nested name leaves nothing behind.
+  if (
+    parts.length > 1 &&
+    mailbox.capabilities.flatLabels === true &&
+    findByName(known, parts.join('/')) === undefined
+  )
+    throw invalidInput(
+      'name',
+      `"${name}": this account's labels cannot nest (the server answers "a label cannot have children"); choose a name without "/"`,
+    );
   if (gate !== undefined && findByName(known, parts.join('/')) === undefined)
     (await gate()).checkLabelCreate(parts.join('/'));
   let label: Label | undefined;

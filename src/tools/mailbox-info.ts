@@ -67,6 +67,7 @@ export const getProfile = defineTool({
         .describe(
           'labels: many per message (Gmail); folders: one place per message, user labels as keywords or label folders',
         ),
+      flatLabels: z.boolean().optional().describe('true: labels cannot nest, a name with "/" is refused'),
     }),
     authservId: z
       .string()

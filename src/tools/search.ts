@@ -99,7 +99,16 @@ export const search = defineTool({
       indexHits: z.number(),
       dropped: z.number().describe('index hits whose live labels contradict the query'),
       checkedBy: z
-        .array(z.object({ predicate: z.string(), by: z.enum(['server', 'local', 'none']) }))
+        .array(
+          z.object({
+            predicate: z.string(),
+            by: z.enum(['server', 'local', 'none']),
+            recall: z
+              .literal('limited')
+              .optional()
+              .describe('the server matched raw bytes: mail with this text encoded is never found'),
+          }),
+        )
         .optional()
         .describe(
           'IMAP: per predicate, whether the server, a local check on fetched mail, or nothing checked it',
@@ -157,9 +166,22 @@ export const search = defineTool({
         ...(page.checks ? { checkedBy: page.checks } : {}),
       },
       usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
+      ...limitedRecallNote(page.checks),
     };
   },
 });
+
+/** Says which predicates the server could only match on raw bytes, so a miss is not an absence. */
+function limitedRecallNote(checks: ReadonlyArray<{ predicate: string; recall?: 'limited' }> | undefined) {
+  const limited = (checks ?? []).filter((c) => c.recall === 'limited').map((c) => c.predicate);
+  if (limited.length === 0) return {};
+  return {
+    note:
+      `recall limited for ${limited.join(', ')}: this server matches search words against the raw message, ` +
+      'so mail whose subject, name or body is encoded (RFC 2047 words, base64 or quoted-printable parts, ' +
+      'which non-ASCII text almost always is) is not found. Narrow by sender, date or folder instead to see everything.',
+  };
+}
 
 interface SearchPart<T> {
   threads: T[];

@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
 import type { ImapDemo, ImapProfile } from '../../src/sandbox/imap-account.js';
+import type { BridgeOptions } from '../../src/sandbox/imap/index.js';
 import { MAIN, startStack, writeTestPolicy } from './stack.js';
 import { envelopeOf } from './envelope.js';
 import type { CallOutcome, Stack } from './stack.js';
@@ -85,6 +86,8 @@ export async function startBackend(
     tiers?: string[];
     /** policy.json (see startStack); default: relaxed. */
     policy?: Record<string, unknown> | null;
+    /** Bridge-like profile: All Mail hidden or IDLE off (src/sandbox/imap/dovecot-config.ts). */
+    bridge?: BridgeOptions;
   } = {},
 ): Promise<Backend> {
   if (kind === 'gmail') {
@@ -117,6 +120,7 @@ export async function startBackend(
     profile: kind,
     ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
     ...(options.tiers === undefined ? {} : { tiers: options.tiers }),
+    ...(options.bridge === undefined ? {} : { bridge: options.bridge }),
   });
   writeTestPolicy(imap.configDir, options.policy);
   const env = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };

@@ -177,6 +177,7 @@ describe('label resolution', () => {
     const created: string[] = [];
     const server: Label[] = [...labels];
     const mailbox = fakeMailbox({
+      capabilities: { history: true, filters: true, organisation: 'labels' },
       listLabels: () => Promise.resolve([...server, { id: 'Label_9', name: 'Clients', type: 'user' }]),
       createLabel: (input: LabelInput) => {
         if (input.name === 'Clients') return Promise.reject(new MailError('invalid_input', 'HTTP 409'));

@@ -151,6 +151,7 @@ export class ImapMailbox implements Mailbox {
         : caps.size > 0 && model?.keywordLabels !== undefined
           ? 'folders+keywords'
           : 'folders',
+      ...(model?.proton === true ? { flatLabels: true } : {}),
     };
   }
 

@@ -39,6 +39,12 @@ export interface SearchCheck {
   predicate: string;
   /** server: IMAP answered it (SEARCH or folder choice); local: only the local check; none: nothing can. */
   by: 'server' | 'local' | 'none';
+  /**
+   * 'limited': the server's SEARCH narrowed on this predicate but matches raw bytes (Proton
+   * Bridge), so mail whose matching text is encoded (RFC 2047 words, base64 or quoted-printable
+   * bodies) is never among its hits, and no local check can bring it back.
+   */
+  recall?: 'limited';
 }
 
 export interface SearchPlan {
@@ -398,6 +404,18 @@ function decidedBy(p: Predicate, ctx: Ctx): SearchCheck['by'] {
 }
 
 /**
+ * Whether a server that matches SEARCH keys on raw bytes (gluon, Proton Bridge's IMAP server:
+ * internal/state/mailbox_search.go) can miss mail this predicate should find. Words of a subject
+ * or body may sit in an encoded word or a base64/quoted-printable part; a header needle without
+ * "@" may be part of an encoded display name. Addresses, list ids and Message-IDs are plain ASCII.
+ */
+function rawMatchMisses(p: Predicate): boolean {
+  if (p.kind === 'text') return true;
+  if (p.kind === 'header') return !p.needle.includes('@');
+  return false;
+}
+
+/**
  * Plans an IMAP search for a Gmail-style query (`me` already substituted), with Gmail's implicit
  * exclusion of spam and trash.
  *
@@ -405,7 +423,7 @@ function decidedBy(p: Predicate, ctx: Ctx): SearchCheck['by'] {
  * there (location terms are decided by the folder, others unknown), reading the label folders the
  * query names un-negated as false, because their copies are searched in their own folder: a label
  * folder is kept when the query names it un-negated and can be true for a copy in it. If All Mail
- * exists and every location folder it covers (all but Junk and Trash) is kept, and the query reads
+ * exists and every location folder it covers (all but Junk and Trash; every one on Proton) is kept, and the query reads
  * the same in each of them and in none (so an All Mail hit, whose location is unknown, needs none
  * to be checked), All Mail replaces them. On IMAP a message lives in one location, so
  * `in:inbox in:sent` is empty, unlike on Gmail, where a message may carry both labels.
@@ -437,8 +455,10 @@ export function planSearch(node: QueryNode, model: FolderModel, now: number): Se
   }
 
   const all = model.folders.find((f) => f.role === 'all');
+  // Gmail's All Mail leaves out Spam and Trash; Proton's holds every message (a label all mail
+  // carries), so there it stands in only where Spam and Trash are kept too.
   const covered = model.folders.filter(
-    (f) => f.kind === 'location' && f.role !== 'junk' && f.role !== 'trash',
+    (f) => f.kind === 'location' && (model.proton === true || (f.role !== 'junk' && f.role !== 'trash')),
   );
   if (all !== undefined && covered.length > 0 && covered.every((f) => kept.has(f))) {
     const nowhere = residual(query, { location: NOWHERE, labels: namedFalse }, ctx);
@@ -473,17 +493,22 @@ export function planSearch(node: QueryNode, model: FolderModel, now: number): Se
 
   const survived = new Set(union.kind === 'some' ? union.terms : []);
   const checks = new Map<string, SearchCheck['by']>();
+  const limited = new Set<string>();
   visitTerms(query, (t, negated) => {
     const text = canonical(t, negated);
     const by = survived.has(t) ? 'server' : undecided.has(t) ? 'local' : decidedBy(predicateOf(t), ctx);
     // One occurrence left to the local check makes the predicate local.
     if (checks.get(text) !== 'local') checks.set(text, by);
+    if (model.proton === true && survived.has(t) && !negated && rawMatchMisses(predicateOf(t)))
+      limited.add(text);
   });
   return {
     folders: empty ? [] : folders,
     empty,
     criteria: union.kind === 'some' && !empty ? pack(union.parts) : {},
-    checks: [...checks].map(([predicate, by]) => ({ predicate, by })),
+    checks: [...checks].map(([predicate, by]) =>
+      limited.has(predicate) ? { predicate, by, recall: 'limited' as const } : { predicate, by },
+    ),
     observe,
     exact: !empty && residuals.size === 1 && union.exact && observe.length === 0,
   };

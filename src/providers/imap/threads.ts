@@ -202,13 +202,16 @@ export async function gatherThreads(
   const all = model.folders.find((f) => f.role === 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
   if (all === undefined) return mergeCopies(await rounds(client, places, roots, format, false));
-  const outside = places.filter((f) => f.role === 'junk' || f.role === 'trash');
+  const spamTrashInAll = model.proton === true;
+  const outside = spamTrashInAll ? [] : places.filter((f) => f.role === 'junk' || f.role === 'trash');
   const covered = places.filter(
-    (f) => f.role !== 'junk' && f.role !== 'trash' && (everyPlace || f.role !== 'archive'),
+    (f) =>
+      (spamTrashInAll || (f.role !== 'junk' && f.role !== 'trash')) && (everyPlace || f.role !== 'archive'),
   );
-  // Spam and Trash are outside All Mail and, as the issue of threads goes, outside a
-  // conversation (Gmail's own get_thread aside): they are searched only for the threads All Mail
-  // does not hold at all, such as a search in:spam hit.
+  // Proton's All Mail holds Spam and Trash too (a label every message carries): there they are
+  // located like any other place. Elsewhere Spam and Trash are outside All Mail and, as the issue
+  // of threads goes, outside a conversation (Gmail's own get_thread aside): they are searched
+  // only for the threads All Mail does not hold at all, such as a search in:spam hit.
   const inAll =
     (use === undefined ? undefined : await indexedRounds(client, all, roots, format, use)) ??
     (await rounds(client, [all], roots, format, true));

@@ -11,6 +11,18 @@
  */
 export type DovecotProfile = 'full' | 'bridge';
 
+/**
+ * Settings a Bridge user or a Bridge version changes (bridge profile only): Bridge's "Show All
+ * Mail" setting (proton-bridge internal/services/imapservice/connector.go GetMailboxVisibility
+ * hides the mailbox when it is off) and IDLE, which a later gluon can switch off.
+ */
+export interface BridgeOptions {
+  /** Default true. */
+  allMail?: boolean;
+  /** Default true. */
+  idle?: boolean;
+}
+
 /** Where each role lives in a profile; seeding and tests read names from here, never guess. */
 export interface FolderLayout {
   inbox: 'INBOX';
@@ -19,7 +31,8 @@ export interface FolderLayout {
   junk: string;
   trash: string;
   archive: string;
-  /** Virtual (\All): everything but junk, trash and label copies. */
+  /** Virtual (\All). full: everything but junk and trash (Gmail's rule); bridge: everything,
+   * Spam and Trash included, but label copies (Proton's All Mail is a label every message has). */
   all: string;
   /** Virtual (\Flagged), Bridge's Starred. */
   flagged?: string;
@@ -59,6 +72,13 @@ export const FOLDERS: Readonly<Record<DovecotProfile, Readonly<FolderLayout>>> =
  */
 export const BRIDGE_CAPABILITY = 'ID IDLE IMAP4rev1 MOVE STARTTLS UIDPLUS UNSELECT';
 
+/** The capability list of a bridge profile with these options (IDLE can be off). */
+export function bridgeCapability(options: BridgeOptions = {}): string {
+  return BRIDGE_CAPABILITY.split(' ')
+    .filter((c) => c !== 'IDLE' || options.idle !== false)
+    .join(' ');
+}
+
 export interface RunAs {
   internalUser: string;
   internalGroup: string;
@@ -83,17 +103,22 @@ export interface VirtualMailbox {
  * whose prefix is the mailbox's name ("All Mail/"): Dovecot opens the namespace root as the
  * mailbox, so it sits at the top level next to INBOX, as Gmail's and Bridge's do.
  */
-export function virtualMailboxes(profile: DovecotProfile): VirtualMailbox[] {
+export function virtualMailboxes(profile: DovecotProfile, bridge: BridgeOptions = {}): VirtualMailbox[] {
   const layout = FOLDERS[profile];
   if (profile === 'full') {
     // Any folder a user makes is in All Mail too; only junk and trash stay out (Gmail's rule).
     const sources = ['INBOX', 'Archive', 'Sent', 'Drafts', '*', '-Trash', '-Trash/*', '-Junk', '-Junk/*'];
     return [{ key: 'all', name: layout.all, specialUse: '\\All', definition: virtualFile(sources, 'all') }];
   }
-  // Bridge: label folders hold copies of messages already elsewhere, so they stay out.
+  // Bridge: label folders hold copies of messages already elsewhere, so they stay out. Proton
+  // labels every message with All Mail, spam and trash included (proton-bridge's
+  // RemoveMessagesFromMailbox skips AllMail when it decides what else a message is in).
   const sources = ['INBOX', 'Archive', 'Sent', 'Drafts', 'Folders/*'];
+  const everything = [...sources, layout.junk, layout.trash];
   return [
-    { key: 'all', name: layout.all, specialUse: '\\All', definition: virtualFile(sources, 'all') },
+    ...(bridge.allMail === false
+      ? []
+      : [{ key: 'all', name: layout.all, specialUse: '\\All', definition: virtualFile(everything, 'all') }]),
     {
       key: 'starred',
       name: layout.flagged ?? 'Starred',
@@ -120,6 +145,7 @@ export interface ConfigInput {
   plainPort: number;
   sievePort: number | undefined;
   runAs: RunAs;
+  bridge?: BridgeOptions;
 }
 
 function mailboxBlock(name: string, lines: string[]): string {
@@ -128,7 +154,7 @@ function mailboxBlock(name: string, lines: string[]): string {
 
 export function renderDovecotConfig(c: ConfigInput): string {
   const layout = FOLDERS[c.profile];
-  const virtuals = virtualMailboxes(c.profile);
+  const virtuals = virtualMailboxes(c.profile, c.bridge);
   const real: Array<[string, string | undefined]> = [
     [layout.drafts, '\\Drafts'],
     [layout.sent, '\\Sent'],
@@ -185,10 +211,9 @@ export function renderDovecotConfig(c: ConfigInput): string {
     'mail_plugins = $mail_plugins virtual',
     ...(c.profile === 'bridge'
       ? [
-          `imap_capability = ${BRIDGE_CAPABILITY}`,
-          // Bridge stores no keywords. Dovecot has no switch that drops \* from PERMANENTFLAGS,
-          // but a zero length limit makes every keyword STORE/APPEND fail with NO [CANNOT].
-          'mail_max_keyword_length = 0',
+          // The profile's front end (bridge-front.ts) states gluon's lists to clients; this is
+          // what a client on the plain port sees.
+          `imap_capability = ${bridgeCapability(c.bridge)}`,
         ]
       : []),
     'passdb {',

@@ -13,19 +13,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { renderDovecotConfig, virtualMailboxes } from './dovecot-config.js';
-import type { DovecotProfile, RunAs } from './dovecot-config.js';
+import type { BridgeOptions, DovecotProfile, RunAs } from './dovecot-config.js';
 import { guard, killGroup, processGroupAlive } from './process.js';
 
 const run = promisify(execFile);
 
 export interface DovecotOptions {
   profile: DovecotProfile;
+  /** Bridge profile only: All Mail shown or hidden, IDLE on or off. */
+  bridge?: BridgeOptions;
   user?: string;
   password?: string;
 }
 
 export interface DovecotServer {
   profile: DovecotProfile;
+  bridge: BridgeOptions;
   host: '127.0.0.1';
   /** Implicit TLS (imaps). */
   tlsPort: number;
@@ -36,6 +39,8 @@ export interface DovecotServer {
   user: string;
   password: string;
   certPem: string;
+  /** The certificate's private key: the bridge front end terminates STARTTLS with the same pair. */
+  keyPem: string;
   /** Lower-case hex SHA-256 of the certificate's DER, no colons: what a pin compares. */
   certSha256: string;
   configPath: string;
@@ -175,7 +180,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
     const sieve = options.profile === 'full';
     const [certFiles, ports] = await Promise.all([makeCertificate(dir), freePorts(sieve ? 3 : 2)]);
     const [tlsPort, plainPort, sievePort] = ports as [number, number, number | undefined];
-    const virtuals = virtualMailboxes(options.profile);
+    const virtuals = virtualMailboxes(options.profile, options.bridge);
     // Everything the mail processes write (maildir, indexes, virtual definitions' indexes) is
     // owned by the mail user; the virtual definitions only need to be readable.
     const owned = [home, mailDir, path.join(home, 'virtual-index')];
@@ -207,6 +212,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
         plainPort,
         sievePort,
         runAs,
+        bridge: options.bridge,
       }),
     );
 
@@ -248,9 +254,11 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
     }
 
     const certPem = await readFile(certFiles.certPath, 'utf8');
+    const keyPem = await readFile(certFiles.keyPath, 'utf8');
     const certSha256 = new X509Certificate(certPem).fingerprint256.replace(/:/g, '').toLowerCase();
     return {
       profile: options.profile,
+      bridge: options.bridge,
       host: '127.0.0.1',
       tlsPort,
       plainPort,
@@ -258,6 +266,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
       user: options.user,
       password: options.password,
       certPem,
+      keyPem,
       certSha256,
       configPath,
       mailDir,
@@ -290,6 +299,7 @@ async function attempt(options: Required<DovecotOptions>, runAs: RunAs): Promise
 export async function startDovecot(options: DovecotOptions): Promise<DovecotServer> {
   const full: Required<DovecotOptions> = {
     profile: options.profile,
+    bridge: options.profile === 'bridge' ? (options.bridge ?? {}) : {},
     user: options.user ?? 'alice',
     password: options.password ?? 'mailwarden-test',
   };

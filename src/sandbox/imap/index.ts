@@ -6,8 +6,10 @@
 export { startDovecot } from './dovecot.js';
 export { processGroupAlive } from './process.js';
 export type { DovecotOptions, DovecotServer } from './dovecot.js';
-export { BRIDGE_CAPABILITY, FOLDERS, virtualMailboxes } from './dovecot-config.js';
-export type { DovecotProfile, FolderLayout, VirtualMailbox } from './dovecot-config.js';
+export { BRIDGE_CAPABILITY, bridgeCapability, FOLDERS, virtualMailboxes } from './dovecot-config.js';
+export type { BridgeOptions, DovecotProfile, FolderLayout, VirtualMailbox } from './dovecot-config.js';
+export { GLUON_ID_HEADER, startBridgeFront, withGluonId } from './bridge-front.js';
+export type { BridgeFront, BridgeFrontOptions, RecordedCommand, SizeDelay } from './bridge-front.js';
 export { startImapProxy } from './proxy.js';
 export type { ImapProxy, ImapProxyOptions, ProxyFault } from './proxy.js';
 export {

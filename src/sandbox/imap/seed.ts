@@ -7,6 +7,7 @@
 import { ImapFlow } from 'imapflow';
 import { rawBytes } from '../message.js';
 import type { SeedMessage, SeedUser } from '../seed.js';
+import { withGluonId } from './bridge-front.js';
 import { FOLDERS } from './dovecot-config.js';
 import type { DovecotProfile } from './dovecot-config.js';
 import type { DovecotServer } from './dovecot.js';
@@ -162,7 +163,8 @@ export async function seedDovecot(
     const wanted = [...new Set(messages.flatMap((x) => x.placement.folders))].sort();
     for (const folder of wanted) if (!existing.has(folder)) await ensureFolder(client, folder);
     for (const { m, placement } of messages) {
-      const raw = rawBytes(m.raw);
+      // Bridge serves one gluon id per message, the same in every folder and label holding it.
+      const raw = server.profile === 'bridge' ? withGluonId(Buffer.from(rawBytes(m.raw))) : rawBytes(m.raw);
       for (const folder of placement.folders) {
         const done = await client.append(folder, raw, placement.flags, new Date(m.internalDate));
         if (!done) throw new Error(`APPEND to ${folder} failed for a message dated ${m.internalDate}`);
@@ -183,7 +185,8 @@ export async function appendMessage(
 ): Promise<{ uid: number | undefined; uidValidity: number | undefined }> {
   return withClient(server, async (client) => {
     const date = options.internalDate === undefined ? undefined : new Date(options.internalDate);
-    const result = await client.append(folder, rawBytes(raw), options.flags ?? [], date);
+    const bytes = server.profile === 'bridge' ? withGluonId(Buffer.from(rawBytes(raw))) : rawBytes(raw);
+    const result = await client.append(folder, bytes, options.flags ?? [], date);
     if (!result) throw new Error(`APPEND to ${folder} failed`);
     return {
       uid: result.uid,

@@ -52,6 +52,7 @@ const bridge: FolderModel = {
     labelFolder('Labels/Receipts'),
   ],
   keywordLabels: new Map(),
+  proton: true,
 };
 const bare: FolderModel = {
   folders: [
@@ -90,7 +91,8 @@ describe('planSearch: folder choice', () => {
   it('uses All Mail for an unplaced query, else every location but Junk and Trash', () => {
     for (const q of ['', 'from:x']) {
       expect(plan(q, MODELS.dovecotAll).folders).toEqual(['All Mail']);
-      expect(plan(q, MODELS.bridge).folders).toEqual(['All Mail']);
+      // Proton's All Mail holds Spam and Trash too: it cannot stand in for the places left.
+      expect(plan(q, MODELS.bridge).folders).toEqual(['INBOX', 'Drafts', 'Sent', 'Archive', 'Folders/Work']);
       expect(plan(q, MODELS.dovecot).folders).toEqual(['INBOX', 'Sent', 'Drafts', 'Archive', 'Work']);
       expect(plan(q, MODELS.bare).folders).toEqual(['INBOX', 'Sent', 'Drafts', 'Work']);
     }
@@ -98,9 +100,23 @@ describe('planSearch: folder choice', () => {
     expect(by(plan('from:x', MODELS.bare), '-in:spam')).toBe('server');
   });
 
+  it('says where a raw-byte SEARCH (Proton Bridge) can miss mail the query should find', () => {
+    const recall = (q: string, model: FolderModel, predicate: string) =>
+      plan(q, model).checks.find((c) => c.predicate === predicate)?.recall;
+    // Words may sit in an encoded word or a base64 body, which gluon never decodes.
+    expect(recall('subject:Zürich', MODELS.bridge, 'subject:zürich')).toBe('limited');
+    expect(recall('invoice', MODELS.bridge, 'invoice')).toBe('limited');
+    expect(recall('from:Müller', MODELS.bridge, 'from:müller')).toBe('limited');
+    // Addresses are plain ASCII in the raw header; a negated term only widens the server's answer.
+    expect(recall('from:ann@example.com', MODELS.bridge, 'from:ann@example.com')).toBeUndefined();
+    expect(recall('-subject:invoice', MODELS.bridge, '-subject:invoice')).toBeUndefined();
+    // Dovecot decodes before it matches.
+    expect(recall('subject:Zürich', MODELS.dovecotAll, 'subject:zürich')).toBeUndefined();
+  });
+
   it('searches spam and trash only when the query names them', () => {
     expect(plan('in:anywhere', MODELS.dovecotAll).folders).toEqual(['Junk', 'Trash', 'All Mail']);
-    expect(plan('in:anywhere', MODELS.bridge).folders).toEqual(['Spam', 'Trash', 'All Mail']);
+    expect(plan('in:anywhere', MODELS.bridge).folders).toEqual(['All Mail']);
     expect(plan('in:anywhere', MODELS.bare).folders).toEqual([
       'INBOX',
       'Sent',
@@ -140,9 +156,16 @@ describe('planSearch: folder choice', () => {
     });
     expect(by(receipts, 'label:receipts')).toBe('server');
     expect(by(receipts, '-in:trash')).toBe('local');
-    expect(plan('label:Receipts OR from:x', MODELS.bridge).folders).toEqual(['All Mail', 'Labels/Receipts']);
+    expect(plan('label:Receipts OR from:x', MODELS.bridge).folders).toEqual([
+      'INBOX',
+      'Drafts',
+      'Sent',
+      'Archive',
+      'Folders/Work',
+      'Labels/Receipts',
+    ]);
     expect(plan('-label:Receipts from:x', MODELS.bridge)).toMatchObject({
-      folders: ['All Mail'],
+      folders: ['INBOX', 'Drafts', 'Sent', 'Archive', 'Folders/Work'],
       observe: ['Labels/Receipts'],
       criteria: { from: 'x' },
     });
@@ -300,7 +323,9 @@ function serve(model: FolderModel) {
     // With no Archive folder, archived mail stays in INBOX.
     const home = model.folders.find((f) => f.kind === 'location' && place(f)) ?? archive ?? model.folders[0]!;
     const labels = model.folders.filter((f) => f.kind === 'label' && s.labels.includes(f.name.toLowerCase()));
-    const copies = [home, ...labels, ...(all && home.role !== 'junk' && home.role !== 'trash' ? [all] : [])];
+    // Proton's All Mail holds spam and trash too; Gmail's and the full profile's leave them out.
+    const inAll = all && (model.proton === true || (home.role !== 'junk' && home.role !== 'trash'));
+    const copies = [home, ...labels, ...(inAll ? [all] : [])];
     const flags = new Set(s.flags);
     const flagLabels = [
       ...(flags.has('\\Seen') ? [] : ['UNREAD']),
