@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../mail/clock.js';
 import type { MailPlace } from '../mail/types.js';
+import { PLACE_NAMES, placeOf, placeOfSource } from '../mail/place.js';
+import type { ThreadPlace } from '../mail/place.js';
 import { systemClock } from '../mail/clock.js';
 import { MailError, invalidInput } from '../mail/errors.js';
 import { parseAddressList } from '../mail/headers.js';
@@ -36,6 +38,11 @@ export interface GateItem {
   subject?: string;
   messageId?: string;
   labelIds: readonly string[];
+  /**
+   * Where it is (src/mail/place.ts): a thread's place comes from its messages (threadPlace); a
+   * message without one is placed from labelIds.
+   */
+  place?: ThreadPlace;
   /** IMAP: the copies it moves, by folder, UIDVALIDITY and UID (recorded in the log). */
   places?: readonly MailPlace[];
   /** actor "rule": the sender rule that matched this item (overrides the intent's senderRule). */
@@ -51,6 +58,8 @@ export interface GateIntent {
   /** label: label names to apply (the caller resolves ids to names). */
   addLabels?: readonly string[];
   removeLabels?: readonly string[];
+  /** label: names of IMAP user folders the change adds or removes (a move, not a label). */
+  folders?: readonly string[];
   /** actor "rule": the sender rule that matched, for the record (an item's own wins). */
   senderRule?: string;
 }
@@ -152,25 +161,10 @@ export interface Gate {
 /** Labels that say where a message is; changing them is a move, which only the move actions judge. */
 const LOCATIONS: ReadonlySet<string> = new Set(['INBOX', 'SPAM', 'TRASH', 'DRAFT', 'SENT']);
 
-function place(item: GateItem): 'INBOX' | 'TRASH' | 'SPAM' | 'DRAFT' | 'SENT' | 'ARCHIVE' {
-  const has = (l: string): boolean => item.labelIds.includes(l);
-  if (has('INBOX')) return 'INBOX';
-  if (has('TRASH')) return 'TRASH';
-  if (has('SPAM')) return 'SPAM';
-  if (has('DRAFT')) return 'DRAFT';
-  // A conversation the user replied to has SENT messages and is still archived mail.
-  if (item.kind === 'message' && has('SENT')) return 'SENT';
-  return 'ARCHIVE';
+/** Where an item is: the one answer every route asks (src/mail/place.ts). */
+export function place(item: GateItem): ThreadPlace {
+  return item.place ?? placeOf({ labelIds: item.labelIds });
 }
-
-const NAMES = {
-  INBOX: 'the inbox',
-  TRASH: 'Trash',
-  SPAM: 'Spam',
-  DRAFT: 'Drafts',
-  SENT: 'Sent',
-  ARCHIVE: 'Archive',
-};
 
 /** Messages an item takes out of the inbox: what the cap counts (one message, or a thread's). */
 export function moveCount(item: GateItem): number {
@@ -190,10 +184,10 @@ async function judgeRules(
   const { rules, path } = policy;
   const where = place(item);
   if (OUT_ACTIONS.has(intent.action)) {
-    if (rules.inboxOnlyMoves && where !== 'INBOX')
+    if (rules.inboxOnlyMoves && where !== 'inbox')
       return refuse(
         'inbox-only',
-        `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+        `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${PLACE_NAMES[where]}`,
       );
     if (!rules.protectCorrespondents) return undefined;
     const fromHeader = parseAddressList(item.senderHeader).map((a) => a.address);
@@ -214,19 +208,21 @@ async function judgeRules(
     return undefined;
   }
   if (intent.action === 'restore') {
-    const from = intent.fromLabelIds;
-    const ok =
-      (where === 'ARCHIVE' || where === 'SPAM' || where === 'TRASH') && (from?.includes(where) ?? true);
+    const from = intent.fromLabelIds?.map(placeOfSource).filter((p) => p !== undefined);
+    const sources = from ?? (['archive', 'spam', 'trash'] as const);
+    const ok = (sources as readonly ThreadPlace[]).includes(where);
     if (ok || !rules.inboxOnlyMoves) return undefined;
-    const sources = from === undefined ? 'Archive, Spam or Trash' : from.join(', ');
+    const named = sources.map((p) => PLACE_NAMES[p]).join(', ');
+    const hint = where === 'mixed' ? '; restore its messages one by one (messageIds) from where each is' : '';
     return refuse(
       'inbox-only',
-      `the agent restores to the inbox only from ${sources} (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+      `the agent restores to the inbox only from ${named} (inboxOnlyMoves), and this ${item.kind} is in ${PLACE_NAMES[where]}${hint}`,
     );
   }
-  const touched = [...(intent.addLabels ?? []), ...(intent.removeLabels ?? [])].filter((l) =>
-    LOCATIONS.has(l),
-  );
+  const touched = [
+    ...[...(intent.addLabels ?? []), ...(intent.removeLabels ?? [])].filter((l) => LOCATIONS.has(l)),
+    ...(intent.folders ?? []),
+  ];
   if (touched.length > 0)
     return refuse(
       'inbox-only',
