@@ -13,6 +13,7 @@ import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.
 import type { MoveAction, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
 import { countMoves } from './move-counts.js';
 import type { DayRange, MoveCounts } from './move-counts.js';
+import { standingMoveRefusal } from './standing-moves.js';
 import { withWriteLock } from './write-lock.js';
 import type { WriteLockOptions } from './write-lock.js';
 import { labelAllowed } from './write-policy.js';
@@ -156,6 +157,11 @@ export interface Gate {
   ): Promise<GateRun>;
   /** Throws forbidden_operation when allowedLabels does not list the name. */
   checkLabelCreate(name: string): void;
+  /**
+   * A filter whose action keeps mail out of the inbox (standing-moves.ts): whether it needs a
+   * person (inboxOnlyMoves), and why the agent may not create it at all, if it may not.
+   */
+  judgeStandingMove(from: string | undefined): Promise<{ needsPerson: boolean; refusal?: string }>;
 }
 
 /** Labels that say where a message is; changing them is a move, which only the move actions judge. */
@@ -316,6 +322,11 @@ export function createGate(options: GateOptions): Gate {
           { retryable: false },
         );
       return rest;
+    },
+    async judgeStandingMove(from) {
+      if (!rules.inboxOnlyMoves) return { needsPerson: false };
+      const refusal = await standingMoveRefusal(policy, from, options.correspondents);
+      return refusal === undefined ? { needsPerson: true } : { needsPerson: true, refusal };
     },
     checkLabelCreate(name) {
       if (!labelAllowed(rules, name))
