@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { chmod, mkdir, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chmod, lstat, mkdir, open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { MailError } from '../mail/errors.js';
+import { MARKER_DIR, anyMarker } from './move-marker.js';
 
 /** One line of the action log: what a tool changed, where, and how it ended. */
 export interface ActionRecord {
@@ -29,6 +30,8 @@ export interface ActionRecord {
  */
 export class ActionLog {
   private ready: Promise<void> | undefined;
+  /** The file this process opened first: a later append to another file (or none) is refused. */
+  private identity: { dev: number; ino: number } | undefined;
   constructor(readonly path: string) {}
 
   /**
@@ -41,11 +44,31 @@ export class ActionLog {
       const dir = dirname(this.path);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await chmod(dir, 0o700);
+      const existed = await lstat(this.path).then(
+        () => true,
+        () => false,
+      );
       const fh = await openForAppend(this.path);
       try {
         const st = await fh.stat();
         if (!st.isFile()) throw new Error('it is not a regular file');
         await fh.chmod(0o600);
+        this.identity = { dev: st.dev, ino: st.ino };
+        // A new log where moves were counted before: say so in it, so nobody reads the empty
+        // start as an empty history (the cap still counts from the marker: move-marker.ts).
+        if (!existed && (await anyMarker(this.path))) {
+          const lost = {
+            time: new Date().toISOString(),
+            account: '*',
+            tool: 'action-log',
+            op: LOG_LOST_MARK,
+            outcome: 'ok',
+            detail: {
+              note: `the previous action log was missing when this process started; today's move counts carry on from ${MARKER_DIR}/ beside it`,
+            },
+          };
+          await fh.write(`${JSON.stringify(lost)}\n`);
+        }
       } finally {
         await fh.close();
       }
@@ -76,6 +99,7 @@ export class ActionLog {
   async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {
     if (records.length === 0) return;
     await this.ensureWritable();
+    await this.checkStillThere();
     const at = new Date().toISOString();
     // `time` first, for people reading the file; a record's own time wins.
     const line = (r: { time?: string }): string =>
@@ -93,6 +117,23 @@ export class ActionLog {
     } finally {
       await fh.close();
     }
+  }
+
+  /**
+   * The log this process started with must still be the file at its path: deleted or replaced
+   * while the server runs, a new append would quietly start a new log (and a fresh daily count),
+   * so every write stops instead, with what to do.
+   */
+  private async checkStillThere(): Promise<void> {
+    const was = this.identity;
+    if (was === undefined) return;
+    const st = await lstat(this.path).catch(() => undefined);
+    if (st !== undefined && st.dev === was.dev && st.ino === was.ino) return;
+    throw new MailError(
+      'internal_error',
+      `the action log ${this.path} is gone: it was ${st === undefined ? 'deleted' : 'replaced'} while this server ran, so no change was made and none will be until the server restarts. Put the file back if you have it, then restart the server; a restarted server starts a new log if there is none, and keeps counting today's moves out of the inbox from ${join(dirname(this.path), MARKER_DIR)}/, so the daily cap holds.`,
+      { retryable: false },
+    );
   }
 
   private async endsTorn(): Promise<boolean> {
@@ -117,6 +158,9 @@ function openForAppend(path: string) {
     0o600,
   );
 }
+
+/** The op of the first record of a log started where an earlier one went missing. */
+export const LOG_LOST_MARK = 'actionLogLost';
 
 /** The op of the record appended right after a torn line, so readers know it was torn, not damaged. */
 export const TORN_LINE_MARK = 'tornLineEnded';

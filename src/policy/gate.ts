@@ -9,7 +9,8 @@ import { parseAddressList } from '../mail/headers.js';
 import type { Env } from '../store/config.js';
 import type { ActionLog } from './action-log.js';
 import type { CorrespondentCheck } from './correspondents.js';
-import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
+import { OUT_ACTIONS, localDay, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
+import { readMarker, writeMarker } from './move-marker.js';
 import type { MoveAction, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
 import { countMoves } from './move-counts.js';
 import type { DayRange, MoveCounts } from './move-counts.js';
@@ -108,6 +109,8 @@ export interface PolicyStore {
   append(records: readonly MoveRecord[]): Promise<void>;
   /** Messages the account's agent moved out of the inbox on the local day of `now`. */
   movesToday(account: string, now: number, timeZone: string): Promise<number>;
+  /** Keeps the day's count where losing the log cannot reset it (move-marker.ts); under the lock. */
+  noteMovesToday?(account: string, now: number, timeZone: string, used: number): Promise<void>;
   withLock<T>(account: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Exact counts of the account's move records between two local days (count_moves); reads only. */
   countMoves?(account: string, range: DayRange, timeZone: string, top: number): Promise<MoveCounts>;
@@ -117,7 +120,17 @@ export interface PolicyStore {
 export function filePolicyStore(env: Env, log: ActionLog, lock: WriteLockOptions = {}): PolicyStore {
   return {
     append: (records) => log.appendMany(records),
-    movesToday: async (account, now, tz) => (await movesToday(log, account, now, tz)).used,
+    async movesToday(account, now, tz) {
+      const counted = await movesToday(log, account, now, tz);
+      const marker = await readMarker(log.path, account);
+      const same = marker !== undefined && marker.day === counted.day && marker.timeZone === tz;
+      return Math.max(counted.used, same ? marker.moves : 0);
+    },
+    async noteMovesToday(account, now, tz, used) {
+      const day = localDay(now, tz);
+      const at = new Date(now).toISOString();
+      await writeMarker(log.path, { version: 1, account, day, timeZone: tz, moves: used, updatedAt: at });
+    },
     withLock: (account, fn) => withWriteLock(env, account, fn, lock),
     countMoves: (account, range, tz, top) => countMoves(log, account, range, tz, top),
   };
@@ -374,10 +387,11 @@ export function createGate(options: GateOptions): Gate {
         // Intent lines go in before the provider write: a crash mid-write leaves them "pending",
         // and pending counts, so no crash hands out moves the log does not know about.
         await store.append(
-          items.map((item, i) => {
+          items.flatMap((item, i) => {
             const v = verdicts[i] as Verdict;
-            if (v.verdict === 'allowed') return rec(item, 'pending', {}, now);
-            return rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now);
+            if (v.verdict === 'allowed') return [rec(item, 'pending', {}, now)];
+            if (intent.actor === 'rule' && !firstRuleRefusal(account, item, intent, v)) return [];
+            return [rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now)];
           }),
         );
         const got = new Map<string, PerItemOutcome>();
@@ -416,10 +430,33 @@ export function createGate(options: GateOptions): Gate {
           ? finals.filter((f) => f.outcome !== 'failed').reduce((n, f) => n + moveCount(f.item), 0)
           : 0;
         const remainingToday = capped(intent) ? Math.max(0, cap - before - added) : null;
+        // The log holds the count already; a marker that cannot be written only weakens the
+        // protection against losing the log, so it does not turn done moves into an error.
+        if (capped(intent) && added > 0)
+          await store.noteMovesToday?.(account, now, tz, before + added).catch(() => undefined);
         return { results, remainingToday, ...(writeError === undefined ? {} : { writeError }) };
       });
     },
   };
+}
+
+/**
+ * A rule's refusal is logged once per message and process (README "Sender rules"): a protected
+ * correspondent's mail stays in the inbox, and every sweep would otherwise add its line again.
+ * Remembered per process, bounded (the oldest forgotten first).
+ */
+const ruleRefusals = new Set<string>();
+const MAX_RULE_REFUSALS = 10_000;
+
+function firstRuleRefusal(account: string, item: GateItem, intent: GateIntent, v: Verdict): boolean {
+  const key = [account, item.messageId ?? item.id, item.senderRule ?? intent.senderRule ?? '', v.rule].join(
+    '\u0000',
+  );
+  if (ruleRefusals.has(key)) return false;
+  ruleRefusals.add(key);
+  if (ruleRefusals.size > MAX_RULE_REFUSALS)
+    ruleRefusals.delete(ruleRefusals.values().next().value as string);
+  return true;
 }
 
 function errorText(e: unknown): string {

@@ -24,9 +24,7 @@ export function keepsOutOfInbox(add: readonly string[], remove: readonly string[
  */
 export function filterSenders(from: string | undefined): string[] | undefined {
   if (from === undefined) return undefined;
-  const tokens = from
-    .split(/[\s,{}()"]+/)
-    .filter((t) => t !== '' && t !== 'OR' && t !== '|');
+  const tokens = from.split(/[\s,{}()"]+/).filter((t) => t !== '' && t !== 'OR' && t !== '|');
   if (tokens.length === 0) return undefined;
   const out: string[] = [];
   for (const t of tokens) {
