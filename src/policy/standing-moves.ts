@@ -29,7 +29,8 @@ export function filterSenders(from: string | undefined): string[] | undefined {
   const out: string[] = [];
   for (const t of tokens) {
     const rule = normalizeSenderRule(t.replace(/^from:/i, ''));
-    if (rule === undefined || t.startsWith('-')) return undefined;
+    // A wildcard ("*@x.org") matches more than the address it looks like: whom it covers is unsaid.
+    if (rule === undefined || t.startsWith('-') || /[*?]/.test(t)) return undefined;
     out.push(rule);
   }
   return [...new Set(out)];

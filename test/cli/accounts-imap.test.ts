@@ -195,7 +195,7 @@ describe('mailwarden accounts add --imap', () => {
     expect(pinOf()).toBe(server.certSha256);
     const again = await run(dir, ['check', '--account', 'bridge'], undefined, PASSPHRASE);
     expect(again.out).toMatch(/^ok {4}read/m);
-  });
+  }, 120_000);
 
   it('without a passphrase or keyring: stored in plaintext with a loud warning', async () => {
     const dir = configDir();

@@ -177,8 +177,10 @@ describe('a filter that keeps mail out of the inbox', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { op?: string; outcome: string; detail?: Record<string, unknown> });
-    const created = lines.find((l) => l.op === 'createFilter' && l.outcome === 'ok');
-    const deleted = lines.find((l) => l.op === 'deleteFilter' && l.outcome === 'ok');
+    const mine = (op: string) =>
+      lines.find((l) => l.op === op && l.outcome === 'ok' && l.detail?.['filterId'] === id);
+    const created = mine('createFilter');
+    const deleted = mine('deleteFilter');
     expect(created?.detail).toMatchObject({
       criteria: { from: 'digest@stranger.example' },
       action: { addLabelIds: ['TRASH'] },
