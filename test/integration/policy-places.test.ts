@@ -86,7 +86,10 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('where mail is, on %
   it('trash, then untrash and restore bring the thread back to the inbox (Trash wins over INBOX)', async () => {
     const id = b.tid(k.oneClickNewsletters[0] as string);
     for (const back of ['untrash', 'restore'] as const) {
+      const before = b.writes().length;
       const t = await b.call('trash', { threadId: id });
+      // The count of writes sees an allowed one, so a refused call's zero means something.
+      expect(b.writes().length).toBeGreaterThan(before);
       expect(t.isError, t.text).toBe(false);
       expect(await labelsOf(id)).toContain('TRASH');
       const r = await b.call(back, { threadId: id });

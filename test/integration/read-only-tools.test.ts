@@ -79,6 +79,10 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('read-only tools on 
       await b.call(t.name, a ?? {});
       expect(b.writes().slice(before), `${t.name} wrote to the provider`).toEqual([]);
     }
+    // The recording sees writes: a write tool's call shows up in it.
+    const marked = await b.call('mark_unread', { threadId: inbox });
+    expect(marked.isError, marked.text).toBe(false);
+    expect(b.writes().slice(before).length).toBeGreaterThan(0);
     // The ruled message is still in the inbox: only the sweep moves it.
     const still = await b.call('search', { query: 'rfc822msgid:ro-ruled@ruled.example in:inbox' });
     expect(still.structured['threads']).toHaveLength(1);

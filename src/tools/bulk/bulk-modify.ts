@@ -319,8 +319,9 @@ export const bulkModify = defineTool({
         })
       : undefined;
     const refused = policed?.refused();
+    // Only a move out of the inbox spends the cap; a judged restore says nothing of it.
     const remainingToday =
-      policed === undefined || gate === undefined
+      policed === undefined || gate === undefined || move === undefined
         ? null
         : (policed.remainingToday() ?? (await gate.remaining()));
     if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);

@@ -98,7 +98,7 @@ export const undoBulkModify = defineTool({
     const none = nothingChanged(run);
     if (none !== undefined) throw none;
     const remainingToday =
-      gate === undefined || policed === undefined
+      gate === undefined || policed === undefined || moving === 0
         ? null
         : (policed.remainingToday() ?? (await gate.remaining()));
     const after = ctx.mailbox.usage();
