@@ -106,6 +106,8 @@ export interface CapOptions {
 
 /** The three things the policy needs from storage; a shared backend can replace the files. */
 export interface PolicyStore {
+  /** Names the record it keeps (the log's path), so what a process remembered of it stays its own. */
+  readonly id?: string;
   append(records: readonly MoveRecord[]): Promise<void>;
   /** Messages the account's agent moved out of the inbox on the local day of `now`. */
   movesToday(account: string, now: number, timeZone: string): Promise<number>;
@@ -119,6 +121,7 @@ export interface PolicyStore {
 /** The files: the action log and a lock directory per account in the config dir. */
 export function filePolicyStore(env: Env, log: ActionLog, lock: WriteLockOptions = {}): PolicyStore {
   return {
+    id: log.path,
     append: (records) => log.appendMany(records),
     async movesToday(account, now, tz) {
       const counted = await movesToday(log, account, now, tz);
@@ -390,7 +393,8 @@ export function createGate(options: GateOptions): Gate {
           items.flatMap((item, i) => {
             const v = verdicts[i] as Verdict;
             if (v.verdict === 'allowed') return [rec(item, 'pending', {}, now)];
-            if (intent.actor === 'rule' && !firstRuleRefusal(account, item, intent, v)) return [];
+            if (intent.actor === 'rule' && !firstRuleRefusal(store.id ?? '', account, item, intent, v))
+              return [];
             return [rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now)];
           }),
         );
@@ -448,10 +452,20 @@ export function createGate(options: GateOptions): Gate {
 const ruleRefusals = new Set<string>();
 const MAX_RULE_REFUSALS = 10_000;
 
-function firstRuleRefusal(account: string, item: GateItem, intent: GateIntent, v: Verdict): boolean {
-  const key = [account, item.messageId ?? item.id, item.senderRule ?? intent.senderRule ?? '', v.rule].join(
-    '\u0000',
-  );
+function firstRuleRefusal(
+  log: string,
+  account: string,
+  item: GateItem,
+  intent: GateIntent,
+  v: Verdict,
+): boolean {
+  const key = [
+    log,
+    account,
+    item.messageId ?? item.id,
+    item.senderRule ?? intent.senderRule ?? '',
+    v.rule,
+  ].join('\u0000');
   if (ruleRefusals.has(key)) return false;
   ruleRefusals.add(key);
   if (ruleRefusals.size > MAX_RULE_REFUSALS)
