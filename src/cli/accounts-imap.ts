@@ -182,6 +182,30 @@ function checkRegistry(list: readonly AccountEntry[], name: string, alias: strin
     throw invalidInput(alias === undefined ? 'name' : '--alias', `already names account "${clash.name}"`);
 }
 
+/**
+ * Re-adding an account (a new password, say) keeps what was settled before unless a flag says
+ * otherwise: the pinned certificate (a self-signed one such as Bridge's would fail CA checks
+ * without it) and the authserv-id.
+ */
+function keepStoredTrust(
+  list: readonly AccountEntry[],
+  name: string,
+  settings: ImapSettings,
+  pinGiven: boolean,
+  print: (line: string) => void,
+): void {
+  const old = list.find((a) => a.name === name && a.provider === 'imap')?.imap;
+  if (old === undefined) return;
+  if (!pinGiven && old.pinSha256 !== undefined && settings.security !== 'insecure-loopback') {
+    settings.pinSha256 = old.pinSha256;
+    if (old.pinCertPem !== undefined) settings.pinCertPem = old.pinCertPem;
+    print(
+      `Keeping the certificate pinned for "${name}" (SHA-256 ${old.pinSha256}); --pin-sha256, --pin-cert or --pin-from-server replaces it.`,
+    );
+  }
+  if (settings.authservId === undefined && old.authservId !== undefined) settings.authservId = old.authservId;
+}
+
 export async function addImapAccount(
   rawName: string,
   flags: Flags,
@@ -202,6 +226,7 @@ export async function addImapAccount(
     settings.pinSha256 = pin.sha256;
     settings.pinCertPem = pin.pem;
   }
+  keepStoredTrust(list, name, settings, pin !== undefined, print);
   const password = await readPassword(source, settings);
   const session = openImapSession(settings, password, { account: name });
   try {

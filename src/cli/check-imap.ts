@@ -1,5 +1,6 @@
 import { isMailError } from '../mail/errors.js';
 import { openImapSession } from '../providers/imap/connection.js';
+import { addCommand } from '../providers/imap/connection-errors.js';
 import type { ImapSettings } from '../providers/imap/settings.js';
 import type { AccountEntry } from '../store/accounts.js';
 import type { Env } from '../store/config.js';
@@ -17,15 +18,6 @@ const PASSPHRASE = 'MAILWARDEN_TOKEN_PASSPHRASE';
 /** What mailwarden uses when offered; without them it falls back (slower, or by name). */
 const USEFUL = ['MOVE', 'UIDPLUS', 'CONDSTORE', 'QRESYNC', 'SPECIAL-USE', 'THREAD=REFERENCES', 'OBJECTID'];
 const SPECIAL = ['\\Sent', '\\Drafts', '\\Trash', '\\Junk', '\\Archive', '\\All'];
-
-function addCommand(account: string, s: ImapSettings): string {
-  const security = { tls: '--tls', starttls: '--starttls', 'insecure-loopback': '--insecure-loopback' }[
-    s.security
-  ];
-  // The pin goes along: re-adding the account without it would drop the trusted certificate.
-  const pin = s.pinSha256 === undefined ? '' : ` --pin-sha256 ${s.pinSha256}`;
-  return `mailwarden accounts add ${account} --imap --host ${s.host} --port ${s.port} ${security} --user ${s.user}${pin}`;
-}
 
 function trustItem(s: ImapSettings): CheckItem {
   if (s.security === 'insecure-loopback')

@@ -46,6 +46,8 @@ export interface MailMessage {
   root: MimeNode;
   /** IMAP: where its copies sit (folder, UIDVALIDITY, UID), for the action log. */
   places?: MailPlace[];
+  /** IMAP: label ids of the user folders it lives in, each a place of its own (src/mail/place.ts). */
+  folders?: string[];
 }
 
 export interface MailPlace {
@@ -65,6 +67,8 @@ export interface Label {
   id: string;
   name: string;
   type: 'system' | 'user';
+  /** IMAP: a user folder, a place of its own: adding it moves the message there. */
+  folder?: true;
   messagesTotal?: number;
   messagesUnread?: number;
   threadsTotal?: number;

@@ -8,6 +8,7 @@ import {
   CONFIRM_STATE_TTL_MS,
   NonceLedger,
   cannotAsk,
+  needsPerson,
   checkConfirmState,
   confirmationText,
   decideConfirmation,
@@ -137,11 +138,12 @@ export function callConfirmation(opts: CallConfirmOptions): {
     }
     const mode = opts.mode();
     const question = stripInvisible(confirmationText(request));
-    switch (decideConfirmation(mode, clientCanElicit(opts.server, opts.ctx))) {
+    const required = request.required;
+    switch (decideConfirmation(mode, clientCanElicit(opts.server, opts.ctx), required !== undefined)) {
       case 'skip':
         return 'not_required';
       case 'refuse':
-        throw cannotAsk();
+        throw required === undefined ? cannotAsk() : needsPerson(required);
       case 'proceed_unconfirmed':
         opts.log.warn('proceeding without confirmation: the client cannot elicit', { tool: opts.tool });
         await record('ok', {

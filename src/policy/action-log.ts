@@ -1,7 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { chmod, mkdir, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chmod, lstat, mkdir, open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { MailError } from '../mail/errors.js';
+import { MARKER_DIR, anyMarker } from './move-marker.js';
 
 /** One line of the action log: what a tool changed, where, and how it ended. */
 export interface ActionRecord {
@@ -29,6 +30,8 @@ export interface ActionRecord {
  */
 export class ActionLog {
   private ready: Promise<void> | undefined;
+  /** The file this process opened first: a later append to another file (or none) is refused. */
+  private identity: { dev: number; ino: number } | undefined;
   constructor(readonly path: string) {}
 
   /**
@@ -41,11 +44,31 @@ export class ActionLog {
       const dir = dirname(this.path);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await chmod(dir, 0o700);
+      const existed = await lstat(this.path).then(
+        () => true,
+        () => false,
+      );
       const fh = await openForAppend(this.path);
       try {
         const st = await fh.stat();
         if (!st.isFile()) throw new Error('it is not a regular file');
         await fh.chmod(0o600);
+        this.identity = { dev: st.dev, ino: st.ino };
+        // A new log where moves were counted before: say so in it, so nobody reads the empty
+        // start as an empty history (the cap still counts from the marker: move-marker.ts).
+        if (!existed && (await anyMarker(this.path))) {
+          const lost = {
+            time: new Date().toISOString(),
+            account: '*',
+            tool: 'action-log',
+            op: LOG_LOST_MARK,
+            outcome: 'ok',
+            detail: {
+              note: `the previous action log was missing when this process started; today's move counts carry on from ${MARKER_DIR}/ beside it`,
+            },
+          };
+          await fh.write(`${JSON.stringify(lost)}\n`);
+        }
       } finally {
         await fh.close();
       }
@@ -84,12 +107,17 @@ export class ActionLog {
     // Every write of a tool call appends here, at least twice (intent, outcome): one open for the
     // check and the append, and the synchronous calls, which for a few hundred bytes to a local
     // file cost a fraction of the CPU of five round trips through the thread pool.
-    const fd = openSync(
-      this.path,
-      constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
-      0o600,
-    );
+    // No O_CREAT: the log this process started with must still be the file at its path.
+    let fd: number;
     try {
+      fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW);
+    } catch (e) {
+      throw this.gone((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'deleted' : 'replaced', e);
+    }
+    try {
+      const st = fstatSync(fd);
+      const was = this.identity;
+      if (was !== undefined && (st.dev !== was.dev || st.ino !== was.ino)) throw this.gone('replaced');
       // A line torn by a crash would swallow this append's first record and turn into a bad line
       // in the middle of the log, which stops moves (move-cap.ts). End it, and say it was torn.
       if (endsTorn(fd)) {
@@ -100,6 +128,18 @@ export class ActionLog {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /**
+   * Deleted or replaced while the server runs, a new append would quietly start a new log (and a
+   * fresh daily count), so every write stops instead, with what to do.
+   */
+  private gone(how: 'deleted' | 'replaced', cause?: unknown): MailError {
+    return new MailError(
+      'internal_error',
+      `the action log ${this.path} is gone: it was ${how} while this server ran, so no change was made and none will be until the server restarts. Put the file back if you have it, then restart the server; a restarted server starts a new log if there is none, and keeps counting today's moves out of the inbox from ${join(dirname(this.path), MARKER_DIR)}/, so the daily cap holds.`,
+      { retryable: false, ...(cause === undefined ? {} : { cause }) },
+    );
   }
 }
 
@@ -119,6 +159,9 @@ function openForAppend(path: string) {
     0o600,
   );
 }
+
+/** The op of the first record of a log started where an earlier one went missing. */
+export const LOG_LOST_MARK = 'actionLogLost';
 
 /** The op of the record appended right after a torn line, so readers know it was torn, not damaged. */
 export const TORN_LINE_MARK = 'tornLineEnded';

@@ -30,6 +30,11 @@ export function confirmModeFromEnv(env: Record<string, string | undefined>): Con
 export interface ConfirmRequest {
   message: string;
   details?: Record<string, string | number | boolean>;
+  /**
+   * A policy rule that needs a person whatever MAILWARDEN_CONFIRM says (a standing move): the
+   * person is asked even with `off`, and a client that cannot ask is refused, naming the rule.
+   */
+  required?: { rule: string; why: string };
 }
 
 /**
@@ -41,7 +46,12 @@ export type ConfirmOutcome = 'confirmed' | 'not_required' | 'unavailable';
 
 export type ConfirmDecision = 'ask' | 'skip' | 'proceed_unconfirmed' | 'refuse';
 
-export function decideConfirmation(mode: ConfirmMode, clientCanElicit: boolean): ConfirmDecision {
+export function decideConfirmation(
+  mode: ConfirmMode,
+  clientCanElicit: boolean,
+  required = false,
+): ConfirmDecision {
+  if (required) return clientCanElicit ? 'ask' : 'refuse';
   if (mode === 'off') return 'skip';
   if (clientCanElicit) return 'ask';
   return mode === 'require' ? 'refuse' : 'proceed_unconfirmed';
@@ -51,6 +61,15 @@ export function cannotAsk(): MailError {
   return new MailError(
     'forbidden_operation',
     "this change needs the user's confirmation and MAILWARDEN_CONFIRM=require, but the MCP client cannot ask (it does not support elicitation). Nothing was changed. Use a client with elicitation, or set MAILWARDEN_CONFIRM=ask to proceed without asking.",
+    { retryable: false },
+  );
+}
+
+/** A rule that needs a person, and a client that cannot ask one. */
+export function needsPerson(required: { rule: string; why: string }): MailError {
+  return new MailError(
+    'forbidden_operation',
+    `refused by the write policy (${required.rule}): ${required.why}, so a person must confirm it, and this MCP client cannot ask (it does not support elicitation). Nothing was changed. Use a client with elicitation, or make the change in the mail client yourself.`,
     { retryable: false },
   );
 }

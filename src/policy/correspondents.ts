@@ -4,6 +4,7 @@ import { decodeDomain } from '../mail/domains.js';
 import { MailError, isMailError } from '../mail/errors.js';
 import { headerValues, parseAddressList } from '../mail/headers.js';
 import type { Mailbox } from '../providers/mailbox.js';
+import { senderRuleMatches } from './write-policy.js';
 
 /**
  * Protected correspondents: everyone in To or Cc of mail the user sent in the last N days. The
@@ -65,6 +66,8 @@ export interface CorrespondentCheck {
    * lock. `call`: the tool call asking; a second ask in the same call trusts the first answer.
    */
   warm?(call?: object): Promise<void>;
+  /** Whether a sender rule (an address, or a domain and its subdomains) covers a correspondent. */
+  covers?(rule: string): Promise<boolean>;
 }
 
 export interface CorrespondentStatus {
@@ -142,6 +145,11 @@ export class CorrespondentSet implements CorrespondentCheck {
   async has(address: string): Promise<boolean> {
     const a = normalizeCorrespondent(address);
     return a !== '' && (await this.current()).has(a);
+  }
+
+  async covers(rule: string): Promise<boolean> {
+    for (const a of await this.current()) if (senderRuleMatches(rule, a)) return true;
+    return false;
   }
 
   /** True when any From address is a correspondent, or there is none (who sent it is unknown). */

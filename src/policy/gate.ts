@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../mail/clock.js';
 import type { MailPlace } from '../mail/types.js';
+import { PLACE_NAMES, placeOf, placeOfSource } from '../mail/place.js';
+import type { ThreadPlace } from '../mail/place.js';
 import { systemClock } from '../mail/clock.js';
 import { MailError, invalidInput } from '../mail/errors.js';
 import { parseAddressList } from '../mail/headers.js';
 import type { Env } from '../store/config.js';
 import type { ActionLog } from './action-log.js';
 import type { CorrespondentCheck } from './correspondents.js';
-import { OUT_ACTIONS, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
+import { OUT_ACTIONS, localDay, moveRecord, movesToday, serverTimeZone } from './move-cap.js';
+import { readMarker, writeMarker } from './move-marker.js';
 import type { MoveAction, MoveActor, MoveOutcome, MoveRecord, MoveRecordInput } from './move-cap.js';
 import { countMoves } from './move-counts.js';
 import type { DayRange, MoveCounts } from './move-counts.js';
+import { standingMoveRefusal } from './standing-moves.js';
 import { withWriteLock } from './write-lock.js';
 import type { WriteLockOptions } from './write-lock.js';
 import { labelAllowed, senderRuleMatches } from './write-policy.js';
@@ -36,6 +40,11 @@ export interface GateItem {
   subject?: string;
   messageId?: string;
   labelIds: readonly string[];
+  /**
+   * Where it is (src/mail/place.ts): a thread's place comes from its messages (threadPlace); a
+   * message without one is placed from labelIds.
+   */
+  place?: ThreadPlace;
   /** IMAP: the copies it moves, by folder, UIDVALIDITY and UID (recorded in the log). */
   places?: readonly MailPlace[];
   /** actor "rule": the sender rule that matched this item (overrides the intent's senderRule). */
@@ -51,6 +60,8 @@ export interface GateIntent {
   /** label: label names to apply (the caller resolves ids to names). */
   addLabels?: readonly string[];
   removeLabels?: readonly string[];
+  /** label: names of IMAP user folders the change adds or removes (a move, not a label). */
+  folders?: readonly string[];
   /** actor "rule": the sender rule that matched, for the record (an item's own wins). */
   senderRule?: string;
 }
@@ -100,9 +111,13 @@ export interface CapOptions {
 
 /** The three things the policy needs from storage; a shared backend can replace the files. */
 export interface PolicyStore {
+  /** Names the record it keeps (the log's path), so what a process remembered of it stays its own. */
+  readonly id?: string;
   append(records: readonly MoveRecord[]): Promise<void>;
   /** Messages the account's agent moved out of the inbox on the local day of `now`. */
   movesToday(account: string, now: number, timeZone: string): Promise<number>;
+  /** Keeps the day's count where losing the log cannot reset it (move-marker.ts); under the lock. */
+  noteMovesToday?(account: string, now: number, timeZone: string, used: number): Promise<void>;
   withLock<T>(account: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Exact counts of the account's move records between two local days (count_moves); reads only. */
   countMoves?(account: string, range: DayRange, timeZone: string, top: number): Promise<MoveCounts>;
@@ -111,8 +126,19 @@ export interface PolicyStore {
 /** The files: the action log and a lock directory per account in the config dir. */
 export function filePolicyStore(env: Env, log: ActionLog, lock: WriteLockOptions = {}): PolicyStore {
   return {
+    id: log.path,
     append: (records) => log.appendMany(records),
-    movesToday: async (account, now, tz) => (await movesToday(log, account, now, tz)).used,
+    async movesToday(account, now, tz) {
+      const counted = await movesToday(log, account, now, tz);
+      const marker = await readMarker(log.path, account);
+      const same = marker !== undefined && marker.day === counted.day && marker.timeZone === tz;
+      return Math.max(counted.used, same ? marker.moves : 0);
+    },
+    async noteMovesToday(account, now, tz, used) {
+      const day = localDay(now, tz);
+      const at = new Date(now).toISOString();
+      await writeMarker(log.path, { version: 1, account, day, timeZone: tz, moves: used, updatedAt: at });
+    },
     withLock: (account, fn) => withWriteLock(env, account, fn, lock),
     countMoves: (account, range, tz, top) => countMoves(log, account, range, tz, top),
   };
@@ -157,30 +183,20 @@ export interface Gate {
   ): Promise<GateRun>;
   /** Throws forbidden_operation when allowedLabels does not list the name. */
   checkLabelCreate(name: string): void;
+  /**
+   * A filter whose action keeps mail out of the inbox (standing-moves.ts): whether it needs a
+   * person (inboxOnlyMoves), and why the agent may not create it at all, if it may not.
+   */
+  judgeStandingMove(from: string | undefined): Promise<{ needsPerson: boolean; refusal?: string }>;
 }
 
 /** Labels that say where a message is; changing them is a move, which only the move actions judge. */
 const LOCATIONS: ReadonlySet<string> = new Set(['INBOX', 'SPAM', 'TRASH', 'DRAFT', 'SENT']);
 
-function place(item: GateItem): 'INBOX' | 'TRASH' | 'SPAM' | 'DRAFT' | 'SENT' | 'ARCHIVE' {
-  const has = (l: string): boolean => item.labelIds.includes(l);
-  if (has('INBOX')) return 'INBOX';
-  if (has('TRASH')) return 'TRASH';
-  if (has('SPAM')) return 'SPAM';
-  if (has('DRAFT')) return 'DRAFT';
-  // A conversation the user replied to has SENT messages and is still archived mail.
-  if (item.kind === 'message' && has('SENT')) return 'SENT';
-  return 'ARCHIVE';
+/** Where an item is: the one answer every route asks (src/mail/place.ts). */
+export function place(item: GateItem): ThreadPlace {
+  return item.place ?? placeOf({ labelIds: item.labelIds });
 }
-
-const NAMES = {
-  INBOX: 'the inbox',
-  TRASH: 'Trash',
-  SPAM: 'Spam',
-  DRAFT: 'Drafts',
-  SENT: 'Sent',
-  ARCHIVE: 'Archive',
-};
 
 /** Messages an item takes out of the inbox: what the cap counts (one message, or a thread's). */
 export function moveCount(item: GateItem): number {
@@ -200,10 +216,10 @@ async function judgeRules(
   const { rules, path } = policy;
   const where = place(item);
   if (OUT_ACTIONS.has(intent.action)) {
-    if (rules.inboxOnlyMoves && where !== 'INBOX')
+    if (rules.inboxOnlyMoves && where !== 'inbox')
       return refuse(
         'inbox-only',
-        `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+        `the agent moves mail out of the inbox only (inboxOnlyMoves), and this ${item.kind} is in ${PLACE_NAMES[where]}`,
       );
     const fromHeader = parseAddressList(item.senderHeader).map((a) => a.address);
     const list = [item.sender ?? '', ...fromHeader].map((a) => a.trim()).filter((a) => a.includes('@'));
@@ -233,19 +249,21 @@ async function judgeRules(
     return undefined;
   }
   if (intent.action === 'restore') {
-    const from = intent.fromLabelIds;
-    const ok =
-      (where === 'ARCHIVE' || where === 'SPAM' || where === 'TRASH') && (from?.includes(where) ?? true);
+    const from = intent.fromLabelIds?.map(placeOfSource).filter((p) => p !== undefined);
+    const sources = from ?? (['archive', 'spam', 'trash'] as const);
+    const ok = (sources as readonly ThreadPlace[]).includes(where);
     if (ok || !rules.inboxOnlyMoves) return undefined;
-    const sources = from === undefined ? 'Archive, Spam or Trash' : from.join(', ');
+    const named = sources.map((p) => PLACE_NAMES[p]).join(', ');
+    const hint = where === 'mixed' ? '; restore its messages one by one (messageIds) from where each is' : '';
     return refuse(
       'inbox-only',
-      `the agent restores to the inbox only from ${sources} (inboxOnlyMoves), and this ${item.kind} is in ${NAMES[where]}`,
+      `the agent restores to the inbox only from ${named} (inboxOnlyMoves), and this ${item.kind} is in ${PLACE_NAMES[where]}${hint}`,
     );
   }
-  const touched = [...(intent.addLabels ?? []), ...(intent.removeLabels ?? [])].filter((l) =>
-    LOCATIONS.has(l),
-  );
+  const touched = [
+    ...[...(intent.addLabels ?? []), ...(intent.removeLabels ?? [])].filter((l) => LOCATIONS.has(l)),
+    ...(intent.folders ?? []),
+  ];
   if (touched.length > 0)
     return refuse(
       'inbox-only',
@@ -346,6 +364,11 @@ export function createGate(options: GateOptions): Gate {
         );
       return rest;
     },
+    async judgeStandingMove(from) {
+      if (!rules.inboxOnlyMoves) return { needsPerson: false };
+      const refusal = await standingMoveRefusal(policy, from, options.correspondents);
+      return refusal === undefined ? { needsPerson: true } : { needsPerson: true, refusal };
+    },
     checkLabelCreate(name) {
       if (!labelAllowed(rules, name))
         throw new MailError(
@@ -392,10 +415,12 @@ export function createGate(options: GateOptions): Gate {
         // Intent lines go in before the provider write: a crash mid-write leaves them "pending",
         // and pending counts, so no crash hands out moves the log does not know about.
         await store.append(
-          items.map((item, i) => {
+          items.flatMap((item, i) => {
             const v = verdicts[i] as Verdict;
-            if (v.verdict === 'allowed') return rec(item, 'pending', {}, now);
-            return rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now);
+            if (v.verdict === 'allowed') return [rec(item, 'pending', {}, now)];
+            if (intent.actor === 'rule' && !firstRuleRefusal(store.id ?? '', account, item, intent, v))
+              return [];
+            return [rec(item, 'refused', defined({ refusedBy: v.rule, reason: v.reason }), now)];
           }),
         );
         const got = new Map<string, PerItemOutcome>();
@@ -434,10 +459,43 @@ export function createGate(options: GateOptions): Gate {
           ? finals.filter((f) => f.outcome !== 'failed').reduce((n, f) => n + moveCount(f.item), 0)
           : 0;
         const remainingToday = capped(intent) ? Math.max(0, cap - before - added) : null;
+        // The log holds the count already; a marker that cannot be written only weakens the
+        // protection against losing the log, so it does not turn done moves into an error.
+        if (capped(intent) && added > 0)
+          await store.noteMovesToday?.(account, now, tz, before + added).catch(() => undefined);
         return { results, remainingToday, ...(writeError === undefined ? {} : { writeError }) };
       });
     },
   };
+}
+
+/**
+ * A rule's refusal is logged once per message and process (README "Sender rules"): a protected
+ * correspondent's mail stays in the inbox, and every sweep would otherwise add its line again.
+ * Remembered per process, bounded (the oldest forgotten first).
+ */
+const ruleRefusals = new Set<string>();
+const MAX_RULE_REFUSALS = 10_000;
+
+function firstRuleRefusal(
+  log: string,
+  account: string,
+  item: GateItem,
+  intent: GateIntent,
+  v: Verdict,
+): boolean {
+  const key = [
+    log,
+    account,
+    item.messageId ?? item.id,
+    item.senderRule ?? intent.senderRule ?? '',
+    v.rule,
+  ].join('\u0000');
+  if (ruleRefusals.has(key)) return false;
+  ruleRefusals.add(key);
+  if (ruleRefusals.size > MAX_RULE_REFUSALS)
+    ruleRefusals.delete(ruleRefusals.values().next().value as string);
+  return true;
 }
 
 function errorText(e: unknown): string {

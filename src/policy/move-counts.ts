@@ -1,5 +1,5 @@
 import { MailError } from '../mail/errors.js';
-import { LogUnreadable, MOVE_ACTIONS, MoveGroups, localDay, scanActionLog } from './move-log.js';
+import { LogUnreadable, MOVE_ACTIONS, MoveGroups, OUT_ACTIONS, localDay, scanActionLog } from './move-log.js';
 import type { LogProblem, MoveAction, MoveGroup } from './move-log.js';
 
 /*
@@ -35,8 +35,11 @@ export interface ActorCounts {
 export interface SenderCount {
   /** null: the item had no sender address. */
   sender: string | null;
+  /** Items the agent / the sender rules moved out of the inbox (archive, spam, trash, snooze). */
   agent: number;
   rule: number;
+  /** Every moved item of this sender by kind, restores and label changes apart from moves out. */
+  byKind: Partial<Record<MoveAction, number>>;
 }
 
 export interface MoveCounts {
@@ -110,8 +113,9 @@ export function countGroups(
         a.messagesOutOfInbox += g.count;
         const raw = o['sender'];
         const sender = typeof raw === 'string' && raw !== '' ? raw.toLowerCase() : null;
-        const s = senders.get(sender) ?? { sender, agent: 0, rule: 0 };
-        s[actor]++;
+        const s = senders.get(sender) ?? { sender, agent: 0, rule: 0, byKind: {} };
+        if (OUT_ACTIONS.has(action)) s[actor]++;
+        s.byKind[action] = (s.byKind[action] ?? 0) + 1;
         senders.set(sender, s);
         break;
       }
@@ -132,9 +136,12 @@ export function countGroups(
         break;
     }
   }
+  const total = (c: SenderCount): number => Object.values(c.byKind).reduce((n, k) => n + k, 0);
   const ranked = [...senders.values()].sort(
     (x, y) =>
-      y.agent + y.rule - (x.agent + x.rule) || (x.sender ?? '\uffff').localeCompare(y.sender ?? '\uffff'),
+      y.agent + y.rule - (x.agent + x.rule) ||
+      total(y) - total(x) ||
+      (x.sender ?? '\uffff').localeCompare(y.sender ?? '\uffff'),
   );
   return { ...out, bySender: ranked.slice(0, top), senders: senders.size };
 }

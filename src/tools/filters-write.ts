@@ -19,6 +19,8 @@ import {
 } from './filters.js';
 import type { Plan } from './filters.js';
 import { ensureLabel } from './labels.js';
+import type { ConfirmRequest } from '../policy/confirm.js';
+import { STANDING_MOVE_RULE, keepsOutOfInbox } from '../policy/standing-moves.js';
 
 /** messages.batchModify takes at most 1,000 ids (Gmail API reference). */
 const CHUNK = 1000;
@@ -113,7 +115,7 @@ export const createFilter = defineTool({
   tier: 'filters',
   access: 'write',
   description:
-    'Create a Gmail filter that adds and/or removes labels (by name or id; new names are created). It never forwards mail. applyToExisting also relabels the mail matching now (up to maxMessages, in batches of 1000; needs a criterion other than negatedQuery), and verify re-reads a sample afterwards. The user may be asked to confirm first. Run preview_filter before.',
+    "Create a Gmail filter that adds and/or removes labels (by name or id; new names are created). It never forwards mail. Under inboxOnlyMoves a filter that keeps mail out of the inbox (removes INBOX, adds SPAM or TRASH) needs a person's confirmation (refused when the client cannot ask) and a criteria.from of addresses or domains that covers no protected correspondent. applyToExisting also relabels the mail matching now (up to maxMessages, in batches of 1000; needs a criterion other than negatedQuery), and verify re-reads a sample afterwards. The user may be asked to confirm first. Run preview_filter before.",
   input: z.strictObject({
     ...actionInput,
     applyToExisting: z.boolean().default(false),
@@ -165,6 +167,27 @@ export const createFilter = defineTool({
       );
       if (twin) throw invalidInput('criteria', `filter ${twin.id} already has these criteria and actions`);
     }
+    // A filter that keeps future mail out of the inbox is a standing move: judged before anything
+    // is read or written, and confirmed by a person whatever MAILWARDEN_CONFIRM says.
+    let required: ConfirmRequest['required'];
+    const standing = keepsOutOfInbox(
+      p.labels.add.map((l) => l.id),
+      p.labels.remove.map((l) => l.id),
+    );
+    if (standing && ctx.gate !== undefined) {
+      const judged = await (await ctx.gate()).judgeStandingMove(p.criteria.from);
+      if (judged.refusal !== undefined)
+        throw new MailError(
+          'forbidden_operation',
+          `refused by the write policy (${STANDING_MOVE_RULE}): ${judged.refusal}. Nothing was changed.`,
+          { retryable: false },
+        );
+      if (judged.needsPerson)
+        required = {
+          rule: STANDING_MOVE_RULE,
+          why: 'this filter keeps future mail out of the inbox, where no daily cap, action-log line or correspondent check reaches it (inboxOnlyMoves)',
+        };
+    }
     const found = args.applyToExisting ? await matching(ctx, p.query, args.maxMessages) : undefined;
 
     const details: Record<string, string> = { Matches: p.query, ...describeChange(p) };
@@ -174,9 +197,11 @@ export const createFilter = defineTool({
         : `${found.ids.length} message(s) matching now will be changed${found.more ? ` (the first ${found.ids.length}; more match and stay as they are)` : ''}`;
     if (p.discard !== undefined) details['Warning'] = DISCARD_TEXT[p.discard];
     if (p.identical.length > 0) details['Filters with the same criteria'] = String(p.identical.length);
+    if (required !== undefined) details['Standing move'] = 'future matching mail will not reach the inbox';
     const confirmation = await confirmChange(ctx, {
       message: `Create a Gmail filter in ${ctx.mailbox.account}?`,
       details,
+      ...(required === undefined ? {} : { required }),
     });
 
     // Writes start here, after every check and the human's answer.

@@ -6,7 +6,14 @@ import type { LabelChange } from '../providers/mailbox.js';
 import { messageItem } from './bulk/policy.js';
 import { readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
-import { agentLabelOf, isOutcomeUnknown, nothingChanged, runThroughGate, usageSince } from './guarded.js';
+import {
+  agentLabelOf,
+  isOutcomeUnknown,
+  nothingChanged,
+  prepared,
+  runThroughGate,
+  usageSince,
+} from './guarded.js';
 
 /*
  * The thread tools given messageIds: each message is judged on its own by the write policy
@@ -56,6 +63,8 @@ export async function guardedPerMessage(
   ids: readonly string[],
   intent: GateIntent,
   changeFor: (labels: readonly string[]) => LabelChange,
+  /** As for threads (guardedPerThread): once, when something is allowed, before any write. */
+  prepare?: () => Promise<void>,
 ): Promise<MessageReport> {
   const before = ctx.mailbox.usage();
   const out: MessageReport = { changed: [], failed: [], refused: [], notAttempted: [], usage: before };
@@ -72,9 +81,11 @@ export async function guardedPerMessage(
   const messages = new Map(read.flatMap((m) => (m === undefined ? [] : [[m.id, m] as const])));
   const items: GateItem[] = [...messages.values()].map(messageItem);
   const changes = new Map<string, LabelChange>();
-  for (const m of messages.values()) changes.set(m.id, changeFor(m.labelIds));
 
   const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> => {
+    const unready = await prepared(prepare, allowed, failures);
+    if (unready !== undefined) return unready;
+    for (const m of messages.values()) changes.set(m.id, changeFor(m.labelIds));
     if (ctx.signal.aborted)
       return allowed.map((i) => ({ id: i.id, outcome: 'failed', error: 'not attempted: cancelled' }));
     // One modifyMessages per distinct change (restore takes some from Trash, some from Spam).

@@ -4,6 +4,7 @@ import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
 import type { ErrorCode } from '../mail/errors.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
 import type { MailMessage, MailPlace, MailThread } from '../mail/types.js';
+import { threadPlace } from '../mail/place.js';
 import type { Gate, GateIntent, GateItem, GateRun, PerItemOutcome } from '../policy/gate.js';
 import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
 import { confirmChange, readConcurrency } from './define.js';
@@ -83,6 +84,7 @@ export function gateItem(t: MailThread, action: GateIntent['action']): GateItem 
     ...(subject === undefined ? {} : { subject }),
     ...(messageId === undefined ? {} : { messageId }),
     labelIds: labels,
+    place: threadPlace(t.messages),
     ...placesOf(moving),
   };
 }
@@ -104,6 +106,11 @@ export async function guardedPerThread(
   ) => Promise<number | undefined>,
   /** The labels the write leaves on every message: read back when its answer never came. */
   expect?: LabelChange,
+  /**
+   * Runs once, after every thread was judged and every confirmation asked, and only when some
+   * thread is allowed (creating a label the write needs): a refused call writes nothing.
+   */
+  prepare?: () => Promise<void>,
 ): Promise<GuardedReport> {
   const before = ctx.mailbox.usage();
   const out: GuardedReport = { changed: [], failed: [], refused: [], notAttempted: [], usage: before };
@@ -142,8 +149,10 @@ export async function guardedPerThread(
   const { agentLabel } = await agentLabelOf(ctx);
   // After a rate limit the provider has already had its one wait: the rest is not attempted.
   let stopped = false;
-  const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> =>
-    mapBounded(allowed, writeConcurrency(ctx.mailbox, allowed.length), async (item) => {
+  const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> => {
+    const unready = await prepared(prepare, allowed, errors);
+    if (unready !== undefined) return unready;
+    return mapBounded(allowed, writeConcurrency(ctx.mailbox, allowed.length), async (item) => {
       if (ctx.signal.aborted) return { id: item.id, outcome: 'failed', error: 'not attempted: cancelled' };
       if (stopped) return { id: item.id, outcome: 'failed', error: 'not attempted: rate limited' };
       try {
@@ -177,6 +186,7 @@ export async function guardedPerThread(
         };
       }
     });
+  };
   const readBack = new Set<string>();
   const counts = new Map<string, number>();
   const errors = new Map<string, unknown>();
@@ -213,6 +223,25 @@ export async function agentLabelOf(ctx: ToolContext): Promise<Pick<ThreadWriteOp
   if (ctx.gate === undefined) return {};
   const label = (await ctx.gate()).rules.agentLabel;
   return label === null ? {} : { agentLabel: label };
+}
+
+/**
+ * A call's preparation (a label to create) once something is allowed; when it fails, every
+ * allowed item failed with its error and nothing else was written.
+ */
+export async function prepared(
+  prepare: (() => Promise<void>) | undefined,
+  allowed: readonly GateItem[],
+  errors: Map<string, unknown>,
+): Promise<PerItemOutcome[] | undefined> {
+  if (prepare === undefined || allowed.length === 0) return undefined;
+  try {
+    await prepare();
+    return undefined;
+  } catch (e) {
+    for (const i of allowed) errors.set(i.id, e);
+    return allowed.map((i) => ({ id: i.id, outcome: 'failed', error: String((e as Error).message ?? e) }));
+  }
 }
 
 /**

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
 import { defineTool } from './define.js';
-import { checkAppliedLabels } from './bulk/policy.js';
+import { changeIntent, checkAppliedLabels, guardedAction } from './bulk/policy.js';
 import { guardedPerThread } from './guarded.js';
 import { guardedPerMessage } from './guarded-messages.js';
 import type { MessageReport } from './guarded-messages.js';
 import type { GuardedReport } from './guarded.js';
 import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
+import type { AppliedChange } from './labels.js';
 import { usage } from './search.js';
 
 const MAX_THREADS = 100;
@@ -92,10 +93,11 @@ function perTarget(
   ) => Promise<number | undefined>,
   expect: LabelChange,
   forMessage: (labels: readonly string[]) => LabelChange = () => expect,
+  prepare?: () => Promise<void>,
 ): Promise<GuardedReport | MessageReport> {
   if (args.messageIds !== undefined)
-    return guardedPerMessage(ctx, [...new Set(args.messageIds)], intent, forMessage);
-  return guardedPerThread(ctx, threadList(args), intent, write, expect);
+    return guardedPerMessage(ctx, [...new Set(args.messageIds)], intent, forMessage, prepare);
+  return guardedPerThread(ctx, threadList(args), intent, write, expect, prepare);
 }
 
 export const modifyLabels = defineTool({
@@ -115,45 +117,47 @@ export const modifyLabels = defineTool({
   }),
   async handle(ctx, args) {
     const resolved = await resolveChange(ctx.mailbox, args.add, args.remove, ctx.signal);
-    // allowedLabels holds for the labels a move applies too, and before any label is created.
+    // Judged from what the change means before anything exists: allowedLabels for the labels it
+    // applies, then each item, and only then are missing labels created (when something is allowed).
+    const intent = changeIntent('modify_labels', resolved);
     if (ctx.gate !== undefined) await checkAppliedLabels(await ctx.gate(), resolved, 'modify_labels');
-    const applied = await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
     const change: LabelChange = {
-      add: applied.add.map((l) => l.id),
-      remove: applied.remove.map((l) => l.id),
+      add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
+      remove: resolved.remove.map((l) => l.id),
+    };
+    let applied: AppliedChange | undefined;
+    const prepare = async (): Promise<void> => {
+      applied = await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
+      change.add.splice(0, change.add.length, ...applied.add.map((l) => l.id));
     };
     const result = await perTarget(
       ctx,
       args,
-      labelIntent(
-        'modify_labels',
-        change,
-        applied.add.map((l) => l.name),
-        applied.remove.map((l) => l.name),
-      ),
+      intent,
       async (mailbox, threadId, o) => (await mailbox.modifyThread(threadId, change, ctx.signal, o)).length,
       change,
+      () => change,
+      prepare,
     );
+    const shown = applied ?? {
+      add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label] : [])),
+      remove: resolved.remove,
+      created: [],
+    };
     return {
-      change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
-      createdLabels: applied.created.map(ref),
+      change: { add: shown.add.map(ref), remove: shown.remove.map(ref) },
+      createdLabels: shown.created.map(ref),
       ...result,
     };
   },
 });
 
-/** A fixed change on threads: archive, mark read/unread. */
-/**
- * What the policy judges a label change as: removing INBOX is archiving, adding SPAM or TRASH is
- * moving there, adding INBOX back is a restore; anything else is a label change.
- */
-function labelIntent(tool: string, change: LabelChange, add: string[], remove: string[]): GateIntent {
-  if (change.add.includes('TRASH')) return { tool, action: 'trash', actor: 'agent' };
-  if (change.add.includes('SPAM')) return { tool, action: 'spam', actor: 'agent' };
-  if (change.remove.includes('INBOX')) return { tool, action: 'archive', actor: 'agent' };
-  if (change.add.includes('INBOX') || change.remove.includes('TRASH') || change.remove.includes('SPAM'))
-    return { tool, action: 'restore', actor: 'agent' };
-  return { tool, action: 'label', actor: 'agent', addLabels: add, removeLabels: remove };
+/** What the policy judges a fixed change as (archive, spam, mark read…). */
+function labelIntent(tool: string, change: LabelChange): GateIntent {
+  const action = guardedAction(change);
+  return action === undefined
+    ? { tool, action: 'label', actor: 'agent', addLabels: [], removeLabels: [] }
+    : { tool, action, actor: 'agent' };
 }
 
 function fixedChange(name: string, title: string, change: LabelChange, description: string): AnyTool {
@@ -169,7 +173,7 @@ function fixedChange(name: string, title: string, change: LabelChange, descripti
       perTarget(
         ctx,
         args,
-        labelIntent(name, change, [], []),
+        labelIntent(name, change),
         async (mailbox, threadId, o) => (await mailbox.modifyThread(threadId, change, ctx.signal, o)).length,
         change,
       ),

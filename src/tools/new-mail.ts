@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
-import { MailError, invalidInput, isMailError } from '../mail/errors.js';
+import { MailError, invalidInput } from '../mail/errors.js';
 import { aboveGmailMark, compareArrivals, gmailMarkAt } from '../mail/inbox-mark.js';
 import type { Arrival, GmailMark, ImapMark, InboxMark } from '../mail/inbox-mark.js';
 import type { Label, MailMessage, MailThread } from '../mail/types.js';
@@ -12,7 +12,9 @@ import { defineTool, readConcurrency } from './define.js';
 import { labelMap } from './labels-cache.js';
 import { mailReaders } from './lazy.js';
 import { fenceSignalDetails, signalDetailsSchema, signalsSchema, usage } from './search.js';
-import { sweepSenderRules } from './sender-rules.js';
+import { headerValue, parseAddressList } from '../mail/headers.js';
+import { matchSenderRule } from '../policy/write-policy.js';
+import type { SenderRules } from '../policy/write-policy.js';
 
 /*
  * The sweep loop's reads (issue: "new mail, listed once"): list_new_mail lists INBOX mail above
@@ -212,37 +214,34 @@ const line = z.object({
   messageCount: z.number().optional().describe('messages in its thread; absent when 1'),
   signals: signalsSchema.optional().describe('absent when none'),
   signalDetails: signalDetailsSchema.optional(),
+  senderRule: z
+    .object({ action: z.enum(['archive', 'spam']), rule: z.string() })
+    .optional()
+    .describe('the sender rule the next sweep would apply to it; absent when none matches'),
 });
 
 /**
- * The user's sender rules run before every list and check (policy.json senderRules), so mail
- * already decided by a rule is moved, not listed. Only for an account served with the manage
- * tier and with rules; a sweep that fails does not stop the listing, it is reported.
+ * The sender rules (policy.json senderRules) move mail only in the sweep — at start, on its timer
+ * and in `mailwarden sweep-rules` — never from these read-only tools, whose annotation a client
+ * may auto-approve. list_new_mail marks each line a rule would move (the next sweep's work);
+ * the rules are matched here on the From address alone, without reading or writing anything.
  */
-async function rulesFirst(ctx: ToolContext): Promise<RulesRun | undefined> {
-  if (ctx.gate === undefined || ctx.tiers?.has('manage') !== true) return undefined;
-  const gate = await ctx.gate();
-  const { archive, spam } = gate.rules.senderRules;
-  if (archive.length + spam.length === 0) return undefined;
-  try {
-    const r = await sweepSenderRules(ctx, { dryRun: false });
-    return { moved: r.counts.moved, refused: r.counts.refused, failed: r.counts.failed + r.counts.unknown };
-  } catch (e) {
-    return { moved: 0, refused: 0, failed: 0, error: isMailError(e) ? `${e.code}: ${e.message}` : String(e) };
-  }
+async function senderRulesOf(ctx: ToolContext): Promise<SenderRules | undefined> {
+  if (ctx.gate === undefined) return undefined;
+  const { archive, spam } = (await ctx.gate()).rules.senderRules;
+  return archive.length + spam.length === 0 ? undefined : { archive, spam };
 }
 
-interface RulesRun {
-  moved: number;
-  refused: number;
-  failed: number;
-  error?: string;
-}
+const RULES_NOTE =
+  'sender rules move mail only in the sweep (at start, on its timer, mailwarden sweep-rules), never while listing; lines with senderRule are what the next sweep would move';
 
 const rulesSchema = z
-  .object({ moved: z.number(), refused: z.number(), failed: z.number(), error: z.string().optional() })
+  .object({
+    matched: z.number().describe('listed lines a sender rule would move (each has senderRule)'),
+    note: z.string(),
+  })
   .optional()
-  .describe('the sender rules in policy.json, applied to the inbox first (list_sender_rules shows them)');
+  .describe('the sender rules in policy.json (list_sender_rules shows them), matched, not applied');
 
 export const listNewMail = defineTool({
   name: 'list_new_mail',
@@ -250,7 +249,7 @@ export const listNewMail = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so), each line from its INBOX copy (labels from its flags and keywords; label folders are not read); Gmail: by arrival time.",
+    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so), each line from its INBOX copy (labels from its flags and keywords; label folders are not read); Gmail: by arrival time. Moves nothing: a line a sender rule would move carries senderRule (the sweep moves it).",
   input: z.strictObject({
     limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
     snippets: z.boolean().default(false).describe('add snippets (~150 characters a line)'),
@@ -278,9 +277,11 @@ export const listNewMail = defineTool({
   }),
   async handle(ctx, args) {
     const before = ctx.mailbox.usage();
-    const rules = await rulesFirst(ctx);
+    const senderRules = await senderRulesOf(ctx);
     const found = await findNewMail(ctx, args.limit, 'full');
-    const messages = await describeLines(ctx, found.items, args.snippets);
+    const messages = await describeLines(ctx, found.items, args.snippets, senderRules);
+    const matched = messages.filter((m) => m.senderRule !== undefined).length;
+    const rules = senderRules === undefined ? undefined : { matched, note: RULES_NOTE };
     const after = ctx.mailbox.usage();
     const result = {
       mark: markView(found.mark),
@@ -324,7 +325,12 @@ const SYSTEM_LABELS: ReadonlySet<string> = new Set([
   'TRASH',
 ]);
 
-async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], snippets: boolean) {
+async function describeLines(
+  ctx: ToolContext,
+  items: readonly NewMailRef[],
+  snippets: boolean,
+  senderRules: SenderRules | undefined,
+) {
   if (items.length === 0) return [];
   const mb = ctx.mailbox;
   const { senderDomains, summarizeThread } = await mailReaders();
@@ -361,6 +367,9 @@ async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], sni
     const s = summarizeThread({ id: thread.id, messages: [m] }, labels, references);
     const snippet = s.snippet.length > SNIPPET_MAX ? `${s.snippet.slice(0, SNIPPET_MAX - 1)}…` : s.snippet;
     const others = s.labels.filter((l) => l !== 'INBOX');
+    const address = parseAddressList(headerValue(m.headers, 'From') ?? '')[0]?.address;
+    const rule =
+      senderRules === undefined || address === undefined ? undefined : matchSenderRule(senderRules, address);
     return [
       {
         ...(item.uid === undefined ? {} : { uid: item.uid }),
@@ -376,6 +385,7 @@ async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], sni
         ...(!inline && thread.messages.length > 1 ? { messageCount: thread.messages.length } : {}),
         ...(s.signals.length > 0 ? { signals: s.signals } : {}),
         ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),
+        ...(rule === undefined ? {} : { senderRule: rule }),
       },
     ];
   });
@@ -469,19 +479,16 @@ export const checkNewMailOutput = z.object({
     .nullable(),
   topic: z.string().nullable().describe('names the newest new message; pass as sinceTopic next time'),
   reset: z.boolean().optional().describe("IMAP: INBOX's UIDVALIDITY changed since the mark"),
-  rules: rulesSchema,
-  usage: usage.describe('provider requests (IMAP: commands) this answer cost, rules included'),
+  usage: usage.describe('provider requests (IMAP: commands) this answer cost'),
 });
 export type CheckNewMail = z.infer<typeof checkNewMailOutput>;
 
 /** The gate's answer: the tool and `mailwarden check-new-mail` share it. */
 export async function checkNewMail(ctx: ToolContext, sinceTopic: string | undefined): Promise<CheckNewMail> {
   const before = ctx.mailbox.usage();
-  const rules = await rulesFirst(ctx);
   const found = await findNewMail(ctx, 0);
   const after = ctx.mailbox.usage();
   return {
-    ...(rules === undefined ? {} : { rules }),
     usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
     wake: found.total > 0 && found.topic !== sinceTopic,
     found: found.total,

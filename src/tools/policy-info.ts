@@ -37,7 +37,7 @@ export const countMoves = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Exact counts of this account's moves from the action log between two local days (from/to, both included; default: the last 7 days): by kind, by sender rules (rule) or the agent (agent), refused, failed and unknown outcomes, and the top senders. complete is false when log lines are damaged.",
+    "Exact counts of this account's moves from the action log between two local days (from/to, both included; default: the last 7 days): by kind, by sender rules (rule) or the agent (agent), refused, failed and unknown outcomes, and the top senders (moves out of the inbox apart from restores and label changes). complete is false when log lines are damaged.",
   input: z.strictObject({
     from: day.describe('first local day (default: 6 days before to)'),
     to: day.describe('last local day (default: today)'),
@@ -52,8 +52,13 @@ export const countMoves = defineTool({
     bySender: z.array(
       z.object({
         sender: z.string().nullable().describe('the From address (from the message); null: none'),
-        agent: z.number(),
-        rule: z.number(),
+        agent: z.number().describe('items the agent moved out of the inbox'),
+        rule: z.number().describe('items the sender rules moved out of the inbox'),
+        byKind: z
+          .record(z.string(), z.number())
+          .describe(
+            'every moved item by kind (archive, spam, trash, snooze, restore, label); restores apart',
+          ),
       }),
     ),
     senders: z

@@ -70,31 +70,6 @@ export const ruleSweepSchema = z.object({
 export type RuleSweepReport = z.infer<typeof ruleSweepSchema>;
 type Line = RuleSweepReport['messages'][number];
 
-/** Refusals this process has logged, per account: at most this many remembered (oldest dropped). */
-const MAX_REMEMBERED = 10_000;
-const refusals = new Map<string, Set<string>>();
-
-function refusalsLogged(account: string): Set<string> {
-  let set = refusals.get(account);
-  if (set === undefined) refusals.set(account, (set = new Set()));
-  return set;
-}
-
-function refusalKey(
-  id: string,
-  rule: string,
-  refusedBy: string | undefined,
-  reason: string | undefined,
-): string {
-  return [id, rule, refusedBy ?? '', reason ?? ''].join('\u0000');
-}
-
-function remember(set: Set<string>, key: string): void {
-  set.add(key);
-  // A Set keeps insertion order: the first key is the oldest.
-  if (set.size > MAX_REMEMBERED) set.delete(set.values().next().value as string);
-}
-
 /** One real sweep per account at a time in this process: a second caller waits for the first. */
 const running = new Map<string, Promise<RuleSweepReport>>();
 
@@ -219,34 +194,19 @@ async function sweep(ctx: ToolContext, dryRun: boolean): Promise<RuleSweepReport
       }
       continue;
     }
-    // A refusal already logged by this process (the same message, rule and reason) is reported
-    // again but not logged again: a protected correspondent's mail would otherwise add a line
-    // to the log at every sweep, as long as it stays in the inbox.
-    const seen = refusalsLogged(gate.account);
-    const known = new Map<string, { rule: string; reason: string }>();
-    for (const v of verdicts) {
-      const key = refusalKey(v.id, byId.get(v.id)?.senderRule ?? '', v.rule, v.reason);
-      if (v.verdict === 'refused' && seen.has(key))
-        known.set(v.id, { rule: v.rule ?? 'policy', reason: v.reason ?? '' });
-    }
-    const judged = list.filter((i) => !known.has(i.id));
-    const run =
-      judged.length === 0
-        ? { results: [] }
-        : await gate.run(judged, intent, (allowed) => writeBatches(ctx, allowed, CHANGES[action], threadOf));
+    // A refusal is reported at every sweep but logged once per message and process (gate.ts).
+    const run = await gate.run(list, intent, (allowed) =>
+      writeBatches(ctx, allowed, CHANGES[action], threadOf),
+    );
     const results = new Map(run.results.map((r) => [r.id, r]));
     for (const item of list) {
-      const k = known.get(item.id);
       const r = results.get(item.id);
-      if (k !== undefined)
-        report.messages.push(line(item, 'refused', { refusedBy: k.rule, reason: k.reason }));
-      else if (r === undefined) continue;
-      else if (r.outcome === 'refused') {
-        remember(seen, refusalKey(r.id, item.senderRule, r.rule, r.reason));
+      if (r === undefined) continue;
+      if (r.outcome === 'refused')
         report.messages.push(
           line(item, 'refused', { refusedBy: r.rule ?? 'policy', reason: r.reason ?? '' }),
         );
-      } else report.messages.push(line(item, r.outcome, r.error === undefined ? {} : { error: r.error }));
+      else report.messages.push(line(item, r.outcome, r.error === undefined ? {} : { error: r.error }));
     }
   }
 

@@ -62,12 +62,24 @@ async function guardedEach(
   ids: string[],
   intent: GateIntent,
   fn: (threadId: string, options: ThreadWriteOptions) => Promise<void>,
+  /** A label the write needs: made only once a thread is allowed (a refused call writes nothing). */
+  prepare?: () => Promise<void>,
 ): Promise<PerThread> {
-  if (ctx.gate === undefined) return eachThread(ctx, ids, (id) => fn(id, {}));
-  const r = await guardedPerThread(ctx, ids, intent, async (_mailbox, id, options) => {
-    await fn(id, options);
-    return undefined;
-  });
+  if (ctx.gate === undefined) {
+    if (ids.length > 0) await prepare?.();
+    return eachThread(ctx, ids, (id) => fn(id, {}));
+  }
+  const r = await guardedPerThread(
+    ctx,
+    ids,
+    intent,
+    async (_mailbox, id, options) => {
+      await fn(id, options);
+      return undefined;
+    },
+    undefined,
+    prepare,
+  );
   return {
     changed: r.changed.map((c) => c.threadId),
     failed: r.failed,
@@ -180,7 +192,7 @@ export const snooze = defineTool({
     const name = snoozeLabelName(due.spec);
     const labels = await ctx.mailbox.listLabels(ctx.signal);
     const snoozeIds = new Set(snoozeLabelsOf(labels, timeZone).map((l) => l.id));
-    const target = await ensureLabel(ctx, name, labels);
+    let target = '';
     const result = await guardedEach(
       ctx,
       ids,
@@ -190,6 +202,9 @@ export const snooze = defineTool({
         const old = [...present].filter((l) => snoozeIds.has(l) && l !== target);
         // One threads.modify: the thread never sits with two due dates or with none.
         await ctx.mailbox.modifyThread(id, { add: [target], remove: ['INBOX', ...old] }, ctx.signal, options);
+      },
+      async () => {
+        target = await ensureLabel(ctx, name, labels);
       },
     );
     return { label: name, dueAt: isoInZone(due.at, timeZone), timeZone, ...result };

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { appendMessage, startDovecot } from '../../src/sandbox/imap/index.js';
 import type { DovecotServer } from '../../src/sandbox/imap/index.js';
 import { MAIN } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
+import { writeImapPassword } from '../../src/store/imap-secret.js';
 
 /** `mailwarden accounts add --imap`, `accounts list/remove` and `check` as the built bin, against a real Dovecot. */
 
@@ -143,6 +144,58 @@ describe('mailwarden accounts add --imap', () => {
     expect(removed.out).toContain('Removed account "bridge"; stored password deleted.');
     expect(existsSync(secret)).toBe(false);
   });
+
+  it('re-adding keeps the stored pin, and the command check suggests after a password change works when pasted', async () => {
+    const dir = configDir();
+    const first = await run(
+      dir,
+      bridgeArgs('bridge', '--pin-from-server'),
+      `${server.password}\n`,
+      PASSPHRASE,
+    );
+    expect(first.code, first.err).toBe(0);
+    const pinOf = () =>
+      (
+        JSON.parse(readFileSync(join(dir, 'accounts.json'), 'utf8')) as {
+          accounts: Array<{ imap: { pinSha256?: string } }>;
+        }
+      ).accounts[0]?.imap.pinSha256;
+    expect(pinOf()).toBe(server.certSha256);
+    // A plain re-add (a new password, no pin flag) keeps the pin instead of falling back to CA checks.
+    const plain = await run(dir, bridgeArgs('bridge'), `${server.password}\n`, PASSPHRASE);
+    expect(plain.code, plain.err).toBe(0);
+    expect(plain.out).toContain(`Keeping the certificate pinned for "bridge" (SHA-256 ${server.certSha256})`);
+    expect(pinOf()).toBe(server.certSha256);
+    // The password changed on the server side: what is stored no longer logs in.
+    await writeImapPassword(
+      { MAILWARDEN_CONFIG_DIR: dir, MAILWARDEN_KEYSTORE: 'off', ...PASSPHRASE },
+      'bridge',
+      'an old password',
+    );
+    const check = await run(dir, ['check', '--account', 'bridge', '--json'], undefined, PASSPHRASE);
+    expect(check.code).toBe(1);
+    const fixes = (JSON.parse(check.out) as { checks: Array<{ summary: string; fix?: string }> }).checks
+      .map((c) => `${c.summary}\n${c.fix ?? ''}`)
+      .join('\n');
+    const suggested = /mailwarden (accounts add [^\n]*--password-stdin)/.exec(fixes)?.[1];
+    expect(suggested, fixes).toBeDefined();
+    // Pasted into a shell: sh splits it, the new password goes to stdin.
+    const pasted = spawnSync('sh', ['-c', `"$0" "$1" ${suggested ?? ''}`, process.execPath, MAIN], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: dir,
+        MAILWARDEN_CONFIG_DIR: dir,
+        MAILWARDEN_KEYSTORE: 'off',
+        ...PASSPHRASE,
+      },
+      input: `${server.password}\n`,
+      encoding: 'utf8',
+    });
+    expect(pasted.status, pasted.stderr).toBe(0);
+    expect(pinOf()).toBe(server.certSha256);
+    const again = await run(dir, ['check', '--account', 'bridge'], undefined, PASSPHRASE);
+    expect(again.out).toMatch(/^ok {4}read/m);
+  }, 120_000);
 
   it('without a passphrase or keyring: stored in plaintext with a loud warning', async () => {
     const dir = configDir();

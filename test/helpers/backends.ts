@@ -4,6 +4,9 @@ import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
 import type { ImapDemo, ImapProfile } from '../../src/sandbox/imap-account.js';
 import type { BridgeOptions } from '../../src/sandbox/imap/index.js';
+import { startImapProxy } from '../../src/sandbox/imap/index.js';
+import type { ImapProxy } from '../../src/sandbox/imap/index.js';
+import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
 import { MAIN, startStack, writeTestPolicy } from './stack.js';
 import { envelopeOf } from './envelope.js';
 import type { CallOutcome, Stack } from './stack.js';
@@ -31,7 +34,27 @@ export interface Backend {
   configDir: string;
   /** The environment the server runs with (for the CLI commands that work the same config). */
   env: Record<string, string>;
+  /**
+   * Writes the provider received since the backend started (option recordWrites): Gmail write
+   * methods from the sandbox's request counts; IMAP commands that change the mailbox, read from
+   * a recording proxy the account is pointed through (plain loopback IMAP, so it can be read).
+   */
+  writes(): string[];
   close(): Promise<void>;
+}
+
+/** Gmail API methods that change the mailbox (the sandbox's method names). */
+const GMAIL_WRITES =
+  /^(labels\.(create|patch|update|delete)|messages\.(modify|batchModify|trash|untrash)|threads\.(modify|trash|untrash)|settings\.filters\.(create|delete)|drafts\.create)$/;
+
+/** IMAP commands that change the mailbox (RFC 9051), with or without UID. */
+const IMAP_WRITES = /^[A-Za-z0-9.]+ (?:UID )?(CREATE|DELETE|RENAME|APPEND|STORE|COPY|MOVE|EXPUNGE)\b/i;
+
+function gmailWrites(stack: Stack): string[] {
+  const out: string[] = [];
+  for (const [method, c] of Object.entries(stack.sandbox.stats().byMethod))
+    if (GMAIL_WRITES.test(method)) for (let i = 0; i < c.requests; i++) out.push(method);
+  return out.sort();
 }
 
 async function spawnClient(
@@ -88,6 +111,8 @@ export async function startBackend(
     policy?: Record<string, unknown> | null;
     /** Bridge-like profile: All Mail hidden or IDLE off (src/sandbox/imap/dovecot-config.ts). */
     bridge?: BridgeOptions;
+    /** IMAP: route the account through a recording proxy so writes() can list its commands. */
+    recordWrites?: boolean;
   } = {},
 ): Promise<Backend> {
   if (kind === 'gmail') {
@@ -113,6 +138,7 @@ export async function startBackend(
       tid: (key) => stack.sandbox.threadIdForKey(DEMO_ADDRESS, key),
       stderr: () => stack.stderr(),
       gmail: stack,
+      writes: () => gmailWrites(stack),
       close: () => stack.close(),
     };
   }
@@ -123,11 +149,38 @@ export async function startBackend(
     ...(options.bridge === undefined ? {} : { bridge: options.bridge }),
   });
   writeTestPolicy(imap.configDir, options.policy);
+  const seen: string[] = [];
+  let recorder: ImapProxy | undefined;
+  if (options.recordWrites === true) {
+    recorder = await startImapProxy({
+      target: { host: imap.server.host, port: imap.server.plainPort },
+      // A fault that never fires sees every client chunk: the recording.
+      faults: [
+        { kind: 'drop', repeat: true, when: { test: (t: string) => (seen.push(t), false) } as RegExp },
+      ],
+    });
+    const port = recorder.port;
+    const list = await readAccounts(imap.env);
+    await writeAccounts(
+      imap.env,
+      list.map((e) => {
+        if (e.name !== imap.account || e.imap === undefined) return e;
+        const { pinSha256: _p, pinCertPem: _c, ...rest } = e.imap;
+        return { ...e, imap: { ...rest, port, security: 'insecure-loopback' as const } };
+      }),
+    );
+  }
+  const imapWrites = (): string[] =>
+    seen
+      .flatMap((chunk) => chunk.split('\r\n'))
+      .filter((line) => IMAP_WRITES.test(line))
+      .map((line) => line.replace(/^[A-Za-z0-9.]+ /, '').slice(0, 120));
   const env = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
   let spawned: Awaited<ReturnType<typeof spawnClient>>;
   try {
     spawned = await spawnClient(env);
   } catch (e) {
+    await recorder?.stop();
     await imap.close();
     throw e;
   }
@@ -142,8 +195,10 @@ export async function startBackend(
     call: caller(client),
     tid: imapThreadIdForKey,
     stderr,
+    writes: imapWrites,
     async close() {
       await client.close();
+      await recorder?.stop();
       await imap.close();
     },
   };

@@ -203,7 +203,7 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('new mail on %s', (k
     });
   }
 
-  it("the user's sender rules run first: ruled mail is moved, never listed", async () => {
+  it('list_new_mail moves nothing: a line a sender rule would move is marked, and the sweep moves it', async () => {
     writeFileSync(
       join(b.configDir, 'policy.json'),
       JSON.stringify({
@@ -223,14 +223,28 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('new mail on %s', (k
       if (b.gmail) b.gmail.sandbox.deliver(DEMO_ADDRESS, ruled, ['INBOX', 'UNREAD']);
       else await appendMessage((b.imap as NonNullable<Backend['imap']>).server, 'INBOX', ruled);
       await deliver(b, `nm-k-${kind}`, 'Kept for the agent');
+      const inInbox = async () =>
+        (await b.call('search', { query: `rfc822msgid:nm-r-${kind}@arrivals.example in:inbox` })).structured[
+          'threads'
+        ] as unknown[];
       const l = await list(b);
       expect(
         l.messages.map((x) => fenced(x.subject)),
         JSON.stringify(l),
-      ).toEqual(['Kept for the agent']);
-      expect((l as unknown as { rules: { moved: number } }).rules.moved).toBe(1);
-      const gone = await b.call('search', { query: `rfc822msgid:nm-r-${kind}@arrivals.example in:inbox` });
-      expect(gone.structured['threads']).toEqual([]);
+      ).toEqual(['Ruled away', 'Kept for the agent']);
+      const marked = l.messages.map((x) => (x as unknown as { senderRule?: unknown }).senderRule);
+      expect(marked).toEqual([{ action: 'archive', rule: 'rules.example' }, undefined]);
+      expect((l as unknown as { rules: { matched: number; note: string } }).rules).toMatchObject({
+        matched: 1,
+        note: expect.stringMatching(/sweep/) as unknown,
+      });
+      const gate = await b.call('check_new_mail', {});
+      expect(gate.structured).toMatchObject({ found: 2 });
+      // Listing and checking moved nothing: the sweep does.
+      expect(await inInbox()).toHaveLength(1);
+      const sweep = await run(envOf(b), [], 'sweep-rules');
+      expect(sweep.status, sweep.stdout + sweep.stderr).toBe(0);
+      expect(await inInbox()).toEqual([]);
       await decideAll(b);
     } finally {
       writeFileSync(
@@ -341,11 +355,12 @@ function envOf(b: Backend): Record<string, string> {
 async function run(
   env: Record<string, string>,
   args: string[],
+  command = 'check-new-mail',
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [MAIN, 'check-new-mail', ...args],
+      [MAIN, command, ...args],
       { env: { PATH: process.env['PATH'] ?? '', ...env }, encoding: 'utf8', timeout: 60_000 },
       (error, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }),
     );

@@ -327,10 +327,10 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('sender rules on %s'
       sender: unfence(x.sender ?? ''),
     }));
     expect(senders).toEqual([
-      { sender: 'info@rules.example', agent: 0, rule: 1 },
-      { sender: 'news@badrules.example', agent: 1, rule: 0 },
-      { sender: 'news@mail.rules.example', agent: 0, rule: 1 },
-      { sender: 'offers@junk.example', agent: 0, rule: 1 },
+      { sender: 'info@rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
+      { sender: 'news@badrules.example', agent: 1, rule: 0, byKind: { archive: 1 } },
+      { sender: 'news@mail.rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
+      { sender: 'offers@junk.example', agent: 0, rule: 1, byKind: { spam: 1 } },
     ]);
     expect(c.senders).toBe(4);
   });

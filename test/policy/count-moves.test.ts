@@ -71,6 +71,12 @@ describe('countMoves: exact counts from the action log', () => {
       ...pair('c6', { ids: ['u1'], actor: 'rule', action: 'spam' }, 'unknown'),
       ...pair('c7', { ids: ['f1'] }, 'failed'),
       ...pair('c8', { ids: ['t2'], unit: 'thread', action: 'restore', count: 0 }, 'moved'),
+      // A restore of x's mail: counted for x, but apart from x's moves out of the inbox.
+      ...pair(
+        'c14',
+        { ids: ['t3'], unit: 'thread', action: 'restore', count: 0, sender: 'x@news.example' },
+        'moved',
+      ),
       rec({ ids: ['q1'], call: 'c9', outcome: 'refused', refusedBy: 'daily-cap' }),
       rec({ ids: ['q2'], call: 'c9', outcome: 'refused', refusedBy: 'daily-cap' }),
       // 23:30 Berlin on 14 June: outside the range, though 15 June in no zone east of it.
@@ -86,7 +92,7 @@ describe('countMoves: exact counts from the action log', () => {
     expect(c.complete).toBe(true);
     expect(c.damagedLines).toEqual([]);
     expect(c.agent.moved.archive).toEqual({ messages: 2, threads: 1 });
-    expect(c.agent.moved.restore).toEqual({ messages: 0, threads: 1 });
+    expect(c.agent.moved.restore).toEqual({ messages: 0, threads: 2 });
     expect(c.agent.messagesOutOfInbox).toBe(5);
     expect(c.agent.failed).toBe(1);
     expect(c.agent.unknown).toEqual({
@@ -103,8 +109,8 @@ describe('countMoves: exact counts from the action log', () => {
     expect(c.rule.failed).toBe(0);
     // Moved items per sender, most first: x (agent 2), then y (rule 2, after x by address), top 2.
     expect(c.bySender).toEqual([
-      { sender: 'x@news.example', agent: 2, rule: 0 },
-      { sender: 'y@a.news.example', agent: 0, rule: 2 },
+      { sender: 'x@news.example', agent: 2, rule: 0, byKind: { archive: 2, restore: 1 } },
+      { sender: 'y@a.news.example', agent: 0, rule: 2, byKind: { archive: 2 } },
     ]);
     // x, y, z@junk, w@early and the sender-less restore.
     expect(c.senders).toBe(5);

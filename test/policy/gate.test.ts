@@ -404,7 +404,12 @@ describe('who and where', () => {
         msg('inbox', { labelIds: ['INBOX'] }),
         msg('draft', { labelIds: ['DRAFT'] }),
         msg('sent', { labelIds: ['SENT'] }),
-        msg('thread', { kind: 'thread', messageCount: 2, labelIds: ['SENT'] }),
+        // A conversation the user replied to is where the other side's mail is (threadPlace).
+        msg('thread', { kind: 'thread', messageCount: 2, labelIds: ['SENT'], place: 'archive' }),
+        msg('own', { kind: 'thread', messageCount: 1, labelIds: ['SENT'], place: 'sent' }),
+        msg('spread', { kind: 'thread', messageCount: 2, labelIds: ['SPAM'], place: 'mixed' }),
+        // Trash wins over INBOX (Gmail may leave INBOX beside TRASH on a trashed thread).
+        msg('trashed', { labelIds: ['INBOX', 'TRASH'] }),
       ],
       RESTORE,
       moved,
@@ -417,7 +422,11 @@ describe('who and where', () => {
       'refused',
       'refused',
       'moved',
+      'refused',
+      'refused',
+      'moved',
     ]);
+    expect(back.results[8]?.reason).toMatch(/several places.*one by one/);
     const untrash = await gate.run(
       [msg('s2', { labelIds: ['SPAM'] })],
       { ...RESTORE, fromLabelIds: ['TRASH'] },

@@ -34,11 +34,21 @@ export function serverText(v: unknown): string | undefined {
   return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }
 
-/** The settings as `accounts add` flags, so a fix can be pasted (the password is never among them). */
-function addCommand(account: string, s: ImapSettings): string {
+/** A word a POSIX shell reads back as itself: quoted unless it holds only safe characters. */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The settings as `accounts add` flags, so a fix can be pasted as it is (the password is never
+ * among them): the pinned certificate and the authserv-id go along, each word shell-quoted.
+ */
+export function addCommand(account: string, s: ImapSettings): string {
   const security =
     s.security === 'tls' ? '--tls' : s.security === 'starttls' ? '--starttls' : '--insecure-loopback';
-  return `mailwarden accounts add ${account} --imap --host ${s.host} --port ${s.port} ${security} --user ${s.user}`;
+  const pin = s.pinSha256 === undefined ? '' : ` --pin-sha256 ${s.pinSha256}`;
+  const authserv = s.authservId === undefined ? '' : ` --authserv-id ${shellWord(s.authservId)}`;
+  return `mailwarden accounts add ${shellWord(account)} --imap --host ${shellWord(s.host)} --port ${s.port} ${security} --user ${shellWord(s.user)}${pin}${authserv}`;
 }
 
 const BRIDGE_PORT = 1143;

@@ -30,6 +30,7 @@ export async function imapLabels(
       id: f.labelId,
       name: system ? f.labelId : f.name,
       type: system ? 'system' : 'user',
+      ...(f.kind === 'location' && f.role === undefined ? { folder: true as const } : {}),
     };
     // Counts cost an EXAMINE and a SEARCH per folder: only when asked for.
     if (counts && (only === undefined || only === f.labelId)) {

@@ -1145,7 +1145,12 @@ export class ImapMailbox implements Mailbox {
       this.model = undefined;
       const fresh = await this.folders(client);
       const f = fresh.folders.find((x) => x.path === target.path);
-      return { id: f?.labelId ?? target.path, name: f?.name ?? input.name, type: 'user' };
+      return {
+        id: f?.labelId ?? target.path,
+        name: f?.name ?? input.name,
+        type: 'user',
+        ...(f?.kind === 'location' && f.role === undefined ? { folder: true as const } : {}),
+      };
     }, signal);
   }
 

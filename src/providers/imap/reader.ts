@@ -289,5 +289,16 @@ export function toMailMessage(m: ReadMessage): MailMessage {
     places: m.copies
       .filter((c) => c.folder.kind !== 'virtual')
       .map((c) => ({ folder: c.folder.path, uidValidity: c.uidValidity, uid: c.uid })),
+    ...userFolders(m),
   };
+}
+
+/** The user folders (not label folders, not roles) a message's copies live in. */
+function userFolders(m: ReadMessage): { folders?: string[] } {
+  const ids = m.copies.flatMap((c) =>
+    c.folder.kind === 'location' && c.folder.role === undefined && c.folder.labelId !== undefined
+      ? [c.folder.labelId]
+      : [],
+  );
+  return ids.length > 0 ? { folders: [...new Set(ids)] } : {};
 }

@@ -9,6 +9,7 @@ import type { LabelChange } from '../../providers/mailbox.js';
 import type { ToolContext } from '../define.js';
 import { confirmChange, defineTool } from '../define.js';
 import { labelRef, materialize, ref, resolveChange } from '../labels.js';
+import type { AppliedChange } from '../labels.js';
 import { mailReaders } from '../lazy.js';
 import { usage } from '../search.js';
 import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
@@ -16,7 +17,9 @@ import { listMessages } from './listing.js';
 import {
   bulkMoveOut,
   bulkRefusedSchema,
+  changeIntent,
   checkAppliedLabels,
+  checkChangeAllowed,
   policyChunks,
   preflightMove,
   refusedEverything,
@@ -219,8 +222,12 @@ export const bulkModify = defineTool({
     };
     // A move out of the inbox is held to the write policy; a label it applies, whatever the move.
     const move = bulkMoveOut(resolved);
+    // Restores are judged message by message too (where each message is: src/mail/place.ts).
+    const intent = changeIntent('bulk_modify', resolved);
+    const judged = move !== undefined || intent.action === 'restore';
     const gate = ctx.gate === undefined ? undefined : await ctx.gate();
     if (gate !== undefined) await checkAppliedLabels(gate, resolved, 'bulk_modify');
+    if (gate !== undefined) await checkChangeAllowed(gate, intent);
     const usageNow = () => {
       const after = ctx.mailbox.usage();
       return { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits };
@@ -276,19 +283,31 @@ export const bulkModify = defineTool({
       held?.confirmation ??
       (large !== undefined ? await confirmChange(ctx, large) : ('not_required' as const));
     if (args.previewToken !== undefined) consumePreview(args.previewToken);
-    // No label is created for a write that has nothing to write to.
-    const applied =
-      targetIds.length === 0
-        ? {
-            add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label] : [])),
-            remove: resolved.remove,
-            created: [],
-          }
-        : await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
     const change: LabelChange = {
-      add: applied.add.map((l) => l.id),
-      remove: applied.remove.map((l) => l.id),
+      add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
+      remove: resolved.remove.map((l) => l.id),
     };
+    // No label is created for a write that has nothing to write to, nor before the policy
+    // allowed some message of a judged change (the guard makes them before its first write).
+    let applied: AppliedChange = {
+      add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label] : [])),
+      remove: resolved.remove,
+      created: [],
+    };
+    const prepare = async (): Promise<void> => {
+      applied = await materialize(ctx.mailbox, resolved, ctx.signal, ctx.gate);
+      change.add.splice(0, change.add.length, ...applied.add.map((l) => l.id));
+    };
+    const policed =
+      gate !== undefined && judged
+        ? policyChunks(ctx, gate, 'bulk_modify', reads.target, held?.capLifted ?? false, prepare)
+        : undefined;
+    if (policed === undefined && targetIds.length > 0) await prepare();
+    const run = await runChunks(
+      ctx,
+      targetIds.length === 0 ? [] : [{ ids: targetIds, change }],
+      policed?.guard,
+    );
     let plan: UndoPlan | undefined = args.undo
       ? buildUndoPlan({
           account: ctx.mailbox.account,
@@ -300,18 +319,10 @@ export const bulkModify = defineTool({
           labelNames: new Map([...applied.add, ...applied.remove].map((l) => [l.id, l.name])),
         })
       : undefined;
-    const policed =
-      gate !== undefined && move !== undefined
-        ? policyChunks(ctx, gate, 'bulk_modify', reads.target, held?.capLifted ?? false)
-        : undefined;
-    const run = await runChunks(
-      ctx,
-      targetIds.length === 0 ? [] : [{ ids: targetIds, change }],
-      policed?.guard,
-    );
     const refused = policed?.refused();
+    // Only a move out of the inbox spends the cap; a judged restore says nothing of it.
     const remainingToday =
-      policed === undefined || gate === undefined
+      policed === undefined || gate === undefined || move === undefined
         ? null
         : (policed.remainingToday() ?? (await gate.remaining()));
     if (refused !== undefined && run.submitted === 0 && run.failed === 0) throw refusedEverything(refused);

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { mapBounded } from '../../mail/async.js';
-import { MailError, isMailError } from '../../mail/errors.js';
+import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { headerValue, parseAddressList } from '../../mail/headers.js';
 import type { MailMessage, MessageRef } from '../../mail/types.js';
+import { placeOf } from '../../mail/place.js';
 import { placesOf } from '../guarded.js';
-import type { Gate, GateItem, PerItemOutcome } from '../../policy/gate.js';
+import type { Gate, GateIntent, GateItem, PerItemOutcome } from '../../policy/gate.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ResolvedChange } from '../labels.js';
 import type { ToolContext } from '../define.js';
@@ -37,12 +38,49 @@ export function moveOf(change: LabelChange): BulkMove | undefined {
   return undefined;
 }
 
+/** A move out, a restore (INBOX added, or Trash/Spam left), or undefined for a label change. */
+export function guardedAction(change: LabelChange): BulkMove | 'restore' | undefined {
+  const out = moveOf(change);
+  if (out !== undefined) return out;
+  if (change.add.includes('INBOX') || change.remove.some((l) => l === 'TRASH' || l === 'SPAM'))
+    return 'restore';
+  return undefined;
+}
+
 /** The same for a change not yet materialised (labels to create cannot be system labels). */
 export function bulkMoveOut(resolved: ResolvedChange): BulkMove | undefined {
   return moveOf({
     add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
     remove: resolved.remove.map((l) => l.id),
   });
+}
+
+/**
+ * What the write policy judges a label change as, before any label is created: removing INBOX
+ * is archiving, adding SPAM or TRASH is moving there, adding INBOX back is a restore; an IMAP user
+ * folder added or removed is a move the label tools do not make (the gate refuses it); anything
+ * else is a label change. Taking mail out of Trash or Spam without saying where it goes is
+ * refused as input: Gmail would leave it in the archive and IMAP servers put it in the inbox.
+ */
+export function changeIntent(tool: string, resolved: ResolvedChange): GateIntent {
+  const added = resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label] : []));
+  const add = added.map((l) => l.id);
+  const remove = resolved.remove.map((l) => l.id);
+  const names = {
+    addLabels: resolved.add.map((w) => (w.kind === 'existing' ? w.label.name : w.name)),
+    removeLabels: resolved.remove.map((l) => l.name),
+  };
+  const folders = [...added, ...resolved.remove].filter((l) => l.folder === true).map((l) => l.name);
+  if (folders.length > 0) return { tool, action: 'label', actor: 'agent', ...names, folders };
+  const leaving = remove.filter((l) => l === 'TRASH' || l === 'SPAM');
+  if (leaving.length > 0 && !add.some((l) => l === 'INBOX' || l === 'TRASH' || l === 'SPAM'))
+    throw invalidInput(
+      'remove',
+      `removing ${leaving.join(' and ')} alone takes mail out of it without saying where it goes (Gmail leaves it in the archive, IMAP servers put it in the inbox): add INBOX as well, or use restore / untrash`,
+    );
+  const action = guardedAction({ add, remove });
+  if (action !== undefined) return { tool, action, actor: 'agent' };
+  return { tool, action: 'label', actor: 'agent', ...names };
 }
 
 export const bulkRefusedSchema = z
@@ -90,6 +128,31 @@ export async function checkAppliedLabels(gate: Gate, resolved: ResolvedChange, t
     labelIds: [],
   };
   const [v] = await gate.judge([call], { tool, action: 'label', actor: 'agent', addLabels: names });
+  if (v?.verdict === 'refused')
+    throw new MailError(
+      'forbidden_operation',
+      `nothing was changed: ${v.rule ?? 'policy'}: ${v.reason ?? ''}`,
+      {
+        retryable: false,
+      },
+    );
+}
+
+/**
+ * Refuses the whole call when the policy refuses its change whatever the message (a label change
+ * that would move mail between IMAP folders): nothing is read, created or written.
+ */
+export async function checkChangeAllowed(gate: Gate, intent: GateIntent): Promise<void> {
+  if (intent.action !== 'label' || (intent.folders ?? []).length === 0) return;
+  const call: GateItem = {
+    id: intent.tool,
+    kind: 'message',
+    messageCount: 1,
+    sender: undefined,
+    senderHeader: '',
+    labelIds: [],
+  };
+  const [v] = await gate.judge([call], intent);
   if (v?.verdict === 'refused')
     throw new MailError(
       'forbidden_operation',
@@ -153,6 +216,7 @@ export function messageItem(m: MailMessage): GateItem {
     ...(subject === undefined ? {} : { subject }),
     ...(messageId === undefined ? {} : { messageId }),
     labelIds: m.labelIds,
+    place: placeOf(m),
     ...placesOf([m]),
   };
 }
@@ -177,7 +241,10 @@ export function policyChunks(
   tool: string,
   refs: readonly MessageRef[],
   capLifted: boolean,
+  /** Once, before the first write, when some message is allowed (labels the change needs). */
+  prepare?: () => Promise<void>,
 ): PolicyChunks {
+  let ready: Promise<void> | undefined;
   const threadOf = new Map(refs.map((r) => [r.id, r.threadId]));
   const needReads = gate.rules.inboxOnlyMoves || gate.rules.protectCorrespondents;
   const groups = new Map<string, { rule: string; reason: string; ids: string[] }>();
@@ -203,7 +270,7 @@ export function policyChunks(
   }
 
   const guard: ChunkGuard = async (ids, change, write) => {
-    const action = moveOf(change);
+    const action = guardedAction(change);
     if (action === undefined) {
       await write(ids);
       return { refused: 0, unjudged: 0 };
@@ -214,6 +281,7 @@ export function policyChunks(
       { tool, action, actor: 'agent' },
       async (allowed): Promise<PerItemOutcome[]> => {
         try {
+          if (allowed.length > 0 && prepare !== undefined) await (ready ??= prepare());
           await write(allowed.map((i) => i.id));
           return allowed.map((i) => ({ id: i.id, outcome: 'moved' }));
         } catch (e) {

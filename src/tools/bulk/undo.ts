@@ -3,7 +3,14 @@ import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
 import { OPAQUE, defineTool } from '../define.js';
 import { usage } from '../search.js';
 import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
-import { bulkRefusedSchema, moveOf, policyChunks, preflightMove, refusedEverything } from './policy.js';
+import {
+  bulkRefusedSchema,
+  guardedAction,
+  moveOf,
+  policyChunks,
+  preflightMove,
+  refusedEverything,
+} from './policy.js';
 
 const gmailId = (what: string) =>
   z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, `a Gmail ${what} id (letters, digits, "-" and "_")`);
@@ -70,9 +77,13 @@ export const undoBulkModify = defineTool({
     const moving = plan.groups
       .filter((g) => moveOf(g) !== undefined)
       .reduce((n, g) => n + g.messageIds.length, 0);
-    const gate = ctx.gate !== undefined && moving > 0 ? await ctx.gate() : undefined;
+    // A restore in a plan (the undo of an archive) is judged too: from where each message is.
+    const judged = plan.groups.some((g) => guardedAction(g) !== undefined);
+    const gate = ctx.gate !== undefined && judged ? await ctx.gate() : undefined;
     const held =
-      gate === undefined ? undefined : await preflightMove(ctx, gate, 'undo_bulk_modify', moving, undefined);
+      gate === undefined || moving === 0
+        ? undefined
+        : await preflightMove(ctx, gate, 'undo_bulk_modify', moving, undefined);
     const policed =
       gate === undefined
         ? undefined
@@ -87,7 +98,7 @@ export const undoBulkModify = defineTool({
     const none = nothingChanged(run);
     if (none !== undefined) throw none;
     const remainingToday =
-      gate === undefined || policed === undefined
+      gate === undefined || policed === undefined || moving === 0
         ? null
         : (policed.remainingToday() ?? (await gate.remaining()));
     const after = ctx.mailbox.usage();
