@@ -53,7 +53,7 @@ function utf8SequenceAt(bytes: Uint8Array, i: number): number {
  * stray byte in UTF-8 text costs one character, not the whole header ("Привет \xFF" stays
  * "Привет ÿ"), and a Latin-1 subject behind a UTF-8 list tag reads right in both halves.
  */
-export function decodeUnlabelled(bytes: Uint8Array): string {
+export function decodeUnlabelled(bytes: Uint8Array, header = false): string {
   if (isValidUtf8(bytes)) return utf8Lenient.decode(bytes);
   const buf = asBuffer(bytes);
   let out = '';
@@ -70,7 +70,12 @@ export function decodeUnlabelled(bytes: Uint8Array): string {
     i = j;
     // …then a run of bytes that start no well-formed sequence.
     while (j < buf.length && utf8SequenceAt(buf, j) === 0) j++;
-    if (j > i) out += iconv.decode(buf.subarray(i, j), 'windows-1252');
+    // Dovecot hands a NUL byte in a header out as 0x80 (measured: "nul\x80in\x80subject"), where
+    // Gmail drops it; a stray 0x80 in a header therefore reads as the NUL it stood for, removed
+    // like every control, so both providers show the same subject. A UTF-8 € (E2 82 AC) is a
+    // well-formed sequence and never reaches this run.
+    const run = header ? buf.subarray(i, j).filter((b) => b !== 0x80) : buf.subarray(i, j);
+    if (j > i) out += iconv.decode(Buffer.from(run), 'windows-1252');
     i = j;
   }
   return out;
@@ -175,7 +180,7 @@ export function decodeCharset(bytes: Uint8Array, charset?: string): string {
 export function repair8bit(s: string): string {
   // eslint-disable-next-line no-control-regex
   if (!/[\u0080-\u00ff]/.test(s) || /[^\u0000-\u00ff]/.test(s)) return s;
-  return decodeUnlabelled(Buffer.from(s, 'latin1'));
+  return decodeUnlabelled(Buffer.from(s, 'latin1'), true);
 }
 
 const ENCODED_WORD = /=\?([^?\s]+)\?([bBqQ])\?([^?]*)\?=/g;
@@ -244,7 +249,7 @@ export function headerTextFromBytes(bytes: Uint8Array): string {
   let out = '';
   let last = 0;
   for (const m of view.matchAll(ENCODED_WORD)) {
-    out += decodeUnlabelled(buf.subarray(last, m.index));
+    out += decodeUnlabelled(buf.subarray(last, m.index), true);
     const [word = '', charset = '', mode = '', text = ''] = m;
     let body = '';
     for (const ch of text) {
@@ -256,7 +261,7 @@ export function headerTextFromBytes(bytes: Uint8Array): string {
     out += word === '' ? '' : `=?${charset}?${mode}?${body}?=`;
     last = m.index + word.length;
   }
-  return out + decodeUnlabelled(buf.subarray(last));
+  return out + decodeUnlabelled(buf.subarray(last), true);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extractBody } from '../../src/mail/body.js';
 import { decodeCharset, decodeUnlabelled, decodeWords, headerValue } from '../../src/mail/headers.js';
+import { cleanLine } from '../../src/mail/invisible.js';
 import { decodeIso2022Jp } from '../../src/mail/iso-2022-jp.js';
 import { parseRawMessage } from '../../src/mail/mime.js';
 
@@ -54,12 +55,20 @@ describe('one decoder for unlabelled headers and bodies', () => {
     ['UTF-8 with one invalid byte', bytes('Привет ', [0xff]), 'Привет ÿ'],
     ['Latin-1', bytes('Gr', [0xfc, 0xdf], 'e aus K', [0xf6], 'ln'), 'Grüße aus Köln'],
     ['UTF-8 list tag before a Latin-1 subject', bytes('[Übung] Gr', [0xfc, 0xdf], 'e'), '[Übung] Grüße'],
-    ['windows-1252 punctuation', bytes([0x93], 'hi', [0x94, 0x20, 0x80]), '“hi” €'],
+    ['windows-1252 punctuation', bytes([0x93], 'hi', [0x94, 0x20, 0x84]), '“hi” „'],
     ['a truncated UTF-8 sequence', bytes('ok ', [0xe2, 0x82], ' end'), 'ok â‚ end'],
   ])('%s', (_name, raw, expected) => {
     expect(subjectOf(raw)).toBe(expected);
     expect(bodyOf('text/plain', raw)).toBe(expected);
     expect(decodeUnlabelled(raw)).toBe(expected);
+  });
+
+  it('reads a stray 0x80 in a header as the NUL Dovecot wrote it for (Gmail drops the NUL); a body keeps €', () => {
+    expect(subjectOf(bytes('nul', [0x80], 'in', [0x80], 'subject'))).toBe('nulinsubject');
+    expect(cleanLine(subjectOf(bytes('nul', [0x00], 'in', [0x00], 'subject')) ?? '')).toBe('nulinsubject');
+    expect(subjectOf(bytes('price ', [0xe2, 0x82, 0xac], '5'))).toBe('price €5');
+    expect(subjectOf(bytes('=?windows-1252?Q?=80_5?='))).toBe('€ 5');
+    expect(bodyOf('text/plain', bytes([0x93], 'hi', [0x94, 0x20, 0x80]))).toBe('“hi” €');
   });
 
   it('keeps U+FFFD for a part labelled UTF-8 (WHATWG), so the label is still honoured', () => {
