@@ -7,6 +7,7 @@
 import iconv from 'iconv-lite';
 
 import { decodeIso2022Jp } from './iso-2022-jp.js';
+import { decodeIso2022Kr } from './iso-2022-kr.js';
 import type { Header } from './types.js';
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
@@ -131,6 +132,8 @@ const UTF7_IMAP = /^(?:x-)?utf-?7-?imap$/;
 
 /** ISO-2022-JP family: decoded by iso-2022-jp.ts (iconv-lite has no codec for it). */
 const ISO_2022_JP = /^(?:iso-?2022-?jp(?:-[0-9a-z]+)?|csiso2022jp|jis)$/;
+/** ISO-2022-KR: decoded by iso-2022-kr.ts (iconv-lite has none either). */
+const ISO_2022_KR = /^(?:iso-?2022-?kr|csiso2022kr)$/;
 
 function sniffBom(bytes: Uint8Array): { encoding: string; skip: number } | undefined {
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { encoding: 'utf-8', skip: 3 };
@@ -164,6 +167,7 @@ export function decodeCharset(bytes: Uint8Array, charset?: string): string {
   if (UNLABELLED.has(label)) return decodeUnlabelled(bytes);
   if (label === 'utf-8' || label === 'utf8') return utf8Lenient.decode(bytes);
   if (ISO_2022_JP.test(label)) return decodeIso2022Jp(bytes);
+  if (ISO_2022_KR.test(label)) return decodeIso2022Kr(bytes);
   if (UTF7.test(label)) return iconv.decode(asBuffer(bytes), 'utf7');
   if (UTF7_IMAP.test(label)) return iconv.decode(asBuffer(bytes), 'utf7imap');
   const name = CHARSET_ALIASES.get(label) ?? label;
