@@ -31,7 +31,13 @@ const authentication = z
       .partialRecord(z.enum(['spf', 'dkim', 'dmarc']), z.array(z.enum(SPF)))
       .optional()
       .describe('other results the same report gave for a method'),
-    headerFrom: z.string().optional(),
+    headerFrom: z.string().optional().describe('absent when the message has several From addresses'),
+    fromDomains: z.array(z.string()).optional().describe('several From addresses: every From domain'),
+    dmarcDomain: z.string().optional().describe('the domain the dmarc verdict was checked for'),
+    dmarcOther: z
+      .object({ result: z.enum(DMARC), domain: z.string().optional() })
+      .optional()
+      .describe('a DMARC verdict about a domain other than the one From domain: never read as the sender’s'),
     returnPath: z.string().optional(),
     otherReports: z.number().describe('reports not read'),
   })
@@ -41,10 +47,13 @@ const authentication = z
 
 function fencedAuth(a: Authentication, f: Fence): Authentication {
   const out: Authentication = { ...a };
-  for (const k of ['mailedBy', 'signedBy', 'headerFrom', 'returnPath'] as const) {
+  for (const k of ['mailedBy', 'signedBy', 'headerFrom', 'returnPath', 'dmarcDomain'] as const) {
     const v = a[k];
     if (v !== undefined) out[k] = f.wrap(v);
   }
+  if (a.fromDomains) out.fromDomains = a.fromDomains.map((d) => f.wrap(d));
+  if (a.dmarcOther?.domain !== undefined)
+    out.dmarcOther = { ...a.dmarcOther, domain: f.wrap(a.dmarcOther.domain) };
   return out;
 }
 
