@@ -7,6 +7,7 @@ import { headerValue } from './headers.js';
 import { stripQuotedHistory } from './quotes.js';
 import { messageSignals } from './signals.js';
 import type { SignalDetails, SignalName } from './signals.js';
+import { shownLabel } from './label-names.js';
 import type { Header, Label, MailMessage, MailThread } from './types.js';
 
 export { senderDomains } from './signals.js';
@@ -14,8 +15,12 @@ export { senderDomains } from './signals.js';
 /** Label ids a reader does not need spelled out: they are reported as flags instead. */
 const FLAG_LABELS = new Set(['UNREAD']);
 
-export function labelNames(ids: readonly string[], labels: ReadonlyMap<string, Label>): string[] {
-  return ids.filter((id) => !FLAG_LABELS.has(id)).map((id) => labels.get(id)?.name ?? id);
+export function labelNames(
+  ids: readonly string[],
+  labels: ReadonlyMap<string, Label>,
+  wrap: (name: string) => string,
+): string[] {
+  return ids.filter((id) => !FLAG_LABELS.has(id)).map((id) => shownLabel(labels.get(id), id, wrap));
 }
 
 export function isUnread(m: MailMessage): boolean {
@@ -70,6 +75,8 @@ export interface ThreadSummaryData {
 export function summarizeThread(
   thread: MailThread,
   labels: ReadonlyMap<string, Label>,
+  /** The result's fence for mail-made label names (shownLabel). */
+  wrapLabel: (name: string) => string,
   references: readonly string[] = [],
 ): ThreadSummaryData {
   const first = thread.messages[0];
@@ -101,7 +108,7 @@ export function summarizeThread(
     unread: thread.messages.some(isUnread),
     last: { messageId: last.id, date: dateOf(last), from: header(last.headers, 'From') },
     attachments: thread.messages.flatMap((m) => attachmentSummaries(listAttachments(m.root))),
-    labels: labelNames([...labelIds], labels),
+    labels: labelNames([...labelIds], labels, wrapLabel),
     snippet: oneLine(last.snippet, 200),
     signals: signals.present,
   };
@@ -142,6 +149,8 @@ export interface HiddenTextView {
 export function viewMessage(
   m: MailMessage,
   labels: ReadonlyMap<string, Label>,
+  /** The result's fence for mail-made label names (shownLabel). */
+  wrapLabel: (name: string) => string,
   mode: BodyMode,
   maxBodyChars: number,
   /** The receiving server's authserv-id (GMAIL_AUTHSERV_ID); undefined reads as unchecked. */
@@ -157,7 +166,7 @@ export function viewMessage(
     date: dateOf(m),
     subject: header(m.headers, 'Subject'),
     unread: isUnread(m),
-    labels: labelNames(m.labelIds, labels),
+    labels: labelNames(m.labelIds, labels, wrapLabel),
     attachments: listAttachments(m.root).map((a) => {
       const out: AttachmentSummary & { attachmentId?: string; partId: string } = {
         filename: oneLine(a.filename, 200),

@@ -21,7 +21,7 @@ import type { AccountRouting } from './accounts.js';
 
 export type { AccountRouting, ServedAccount } from './accounts.js';
 import { fromZodError, toEnvelope } from './errors.js';
-import { Fence, sanitizeDeep } from './untrusted.js';
+import { Fence, sanitizeDeep, unfenceDeep } from './untrusted.js';
 import { takeFormat, withFormatInput } from './format.js';
 import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
@@ -198,7 +198,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
         let callArgs: Record<string, unknown> | undefined;
         try {
           await runtime.loadTools?.();
-          const taken = takeAccount(tool, rawArgs ?? {});
+          const taken = takeAccount(tool, unfenceDeep(rawArgs ?? {}));
           account = taken.account;
           const { render, args: toolArgs } = takeFormat(tool, taken.args, runtime.format ?? 'json');
           const parsed = tool.input.safeParse(toolArgs);
@@ -257,7 +257,12 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
             ? await fanOut(runtime, tool, toolCtx, routed.all, parsed.data)
             : await tool.handle(toolCtx, parsed.data);
           const reused = reports ? reusedChecks(ctx.mcpReq.signal) : undefined;
-          if (reused !== undefined) (out as Record<string, unknown>)['reusedChecks'] = reused;
+          // Folder names other than INBOX (RFC 3501's one fixed name) can be made by mail.
+          if (reused !== undefined)
+            (out as Record<string, unknown>)['reusedChecks'] = {
+              ...reused,
+              places: reused.places.map((p) => (p.toUpperCase() === 'INBOX' ? p : fence.wrap(p))),
+            };
           const checked = tool.output.safeParse(out);
           if (!checked.success) {
             runtime.log.warn('tool result does not match its output schema', {

@@ -19,6 +19,7 @@ import {
 } from './filters.js';
 import type { Plan } from './filters.js';
 import { ensureLabel } from './labels.js';
+import { shownLabelRef } from './labels-cache.js';
 
 /** messages.batchModify takes at most 1,000 ids (Gmail API reference). */
 const CHUNK = 1000;
@@ -198,8 +199,8 @@ export const createFilter = defineTool({
       : Promise.resolve(undefined));
     const labels = await freshLabels(ctx);
     return {
-      filter: view(filter, labels),
-      createdLabels: created.map((l) => ({ id: l.id, name: l.name })),
+      filter: view(filter, labels, ctx.fence),
+      createdLabels: created.map((l) => shownLabelRef(ctx.fence, l)),
       ...planResult(p),
       ...(found === undefined
         ? {}
@@ -237,6 +238,6 @@ export const deleteFilter = defineTool({
       throw new MailError('not_found', `no filter has id ${args.filterId}; list_filters shows the ids`);
     }
     await f.deleteFilter(target.id, ctx.signal);
-    return { deleted: view(target, labels) };
+    return { deleted: view(target, labels, ctx.fence) };
   },
 });

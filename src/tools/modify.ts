@@ -130,8 +130,8 @@ export const modifyLabels = defineTool({
       change,
     );
     return {
-      change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
-      createdLabels: applied.created.map(ref),
+      change: { add: applied.add.map(ref(ctx.fence)), remove: applied.remove.map(ref(ctx.fence)) },
+      createdLabels: applied.created.map(ref(ctx.fence)),
       ...result,
     };
   },

@@ -325,7 +325,7 @@ async function describeLines(ctx: ToolContext, items: readonly NewMailRef[], sni
     const m: MailMessage | undefined = thread?.messages.find((x) => x.id === item.id);
     // Gone between the listing and the read (another client moved it): not shown, still counted.
     if (thread === undefined || m === undefined) return [];
-    const s = summarizeThread({ id: thread.id, messages: [m] }, labels, references);
+    const s = summarizeThread({ id: thread.id, messages: [m] }, labels, (n) => f.wrap(n), references);
     const snippet = s.snippet.length > SNIPPET_MAX ? `${s.snippet.slice(0, SNIPPET_MAX - 1)}…` : s.snippet;
     const others = s.labels.filter((l) => l !== 'INBOX');
     return [

@@ -134,7 +134,7 @@ export const search = defineTool({
     const references = senderDomains(outcome.kept);
     return {
       threads: outcome.kept.map((t) => {
-        const s = summarizeThread(t, labels, references);
+        const s = summarizeThread(t, labels, (n) => f.wrap(n), references);
         return {
           ...s,
           subject: f.wrap(s.subject),

@@ -174,7 +174,18 @@ async function viewMessages(
   // configuration names (accounts add --authserv-id), and without one every message is unchecked.
   const authservId = ctx.mailbox.trustedAuthservId;
   return messages.map((m) =>
-    fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId, args.includeHidden), ctx.fence),
+    fenced(
+      viewMessage(
+        m,
+        labels,
+        (n) => ctx.fence.wrap(n),
+        args.bodies,
+        args.maxBodyChars,
+        authservId,
+        args.includeHidden,
+      ),
+      ctx.fence,
+    ),
   );
 }
 
