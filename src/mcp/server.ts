@@ -7,6 +7,7 @@ import type { Outbound } from '../net/outbound.js';
 import type { ActionLog } from '../policy/action-log.js';
 import type { Gate } from '../policy/gate.js';
 import type { PolicyService } from '../policy/service.js';
+import { MAX_RESULT_BYTES } from '../mail/bounds.js';
 import { MailError } from '../mail/errors.js';
 import { callBinding, confirmModeFromEnv } from '../policy/confirm.js';
 import type { ConfirmMode } from '../policy/confirm.js';
@@ -148,6 +149,12 @@ function reusedNote(out: Record<string, unknown>): string {
   return `labels from ${r.places.join(', ')}: located with a folder check up to ${r.oldestSeconds ?? 0} s old, not asked again\n`;
 }
 
+/**
+ * The one place results are built. Whatever a tool assembled, a result larger than
+ * MAX_RESULT_BYTES (both copies together) is never sent: a result_too_large error says how big
+ * it would have been and how to ask for less, and the session stays usable (an MCP client drops
+ * the connection on a message over its buffer).
+ */
 export function toolResult(
   structured: Record<string, unknown>,
   fence: Fence,
@@ -157,7 +164,16 @@ export function toolResult(
   const clean = sanitizeDeep(structured);
   const body = render === undefined ? JSON.stringify(clean) : reusedNote(clean) + render(clean);
   const text = body.includes(fence.nonce) ? `${fence.notice()}\n${body}` : body;
-  return { content: [{ type: 'text', text }], structuredContent: clean };
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: clean };
+  const size = Buffer.byteLength(JSON.stringify(result), 'utf8');
+  if (size > MAX_RESULT_BYTES)
+    return errorResult(
+      new MailError(
+        'result_too_large',
+        `the result would be ${size} bytes; a result is at most ${MAX_RESULT_BYTES} bytes (structured and text copy together). Ask for less: fewer results (maxResults, lastN, limit), bodies "none" or "text" instead of "full", or a smaller maxBodyChars / maxChars.`,
+      ),
+    );
+  return result;
 }
 
 /**

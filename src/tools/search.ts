@@ -51,6 +51,10 @@ export const threadSummary = z.object({
   snippet: z.string().describe('fenced mail text'),
   signals: signalsSchema,
   signalDetails: signalDetailsSchema.optional(),
+  omitted: z
+    .partialRecord(z.enum(['attachments', 'labels']), z.number())
+    .optional()
+    .describe('attachments past 50 and labels past 30, counted'),
 });
 
 export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });

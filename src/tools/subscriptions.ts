@@ -1,3 +1,5 @@
+import { LIST_CAPS, capList, omittedField } from '../mail/bounds.js';
+import type { Omitted } from '../mail/bounds.js';
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
@@ -55,6 +57,10 @@ export const unsubscribeOptions = z.object({
   https: z.array(shownUrlSchema).describe('https URIs in List-Unsubscribe; only oneClickUrl is ever called'),
   http: z.array(shownUrlSchema).describe('plain http URIs: reported, never called'),
   mailto: z.array(mailto).describe('for the human to send; mailwarden never sends mail'),
+  omitted: z
+    .partialRecord(z.enum(['https', 'http', 'mailto']), z.number())
+    .optional()
+    .describe('URIs past 10 of a kind, counted'),
 });
 
 type Options = z.input<typeof unsubscribeOptions>;
@@ -89,6 +95,7 @@ export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
     else called = c.url.href;
   }
   const refs = senderDomainOf(h);
+  const omitted: Omitted = {};
   return {
     oneClick: verdict.ok,
     ...(called !== undefined
@@ -96,13 +103,18 @@ export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
       : verdict.ok
         ? {}
         : { notOneClickBecause: verdict.reason }),
-    https: h.options.https.map((u) => fencedUrl(u, f, refs)),
-    http: h.options.http.map((u) => fencedUrl(u, f, refs)),
-    mailto: h.options.mailto.map((m) => ({
+    https: capList(h.options.https, LIST_CAPS.unsubscribeUris, 'https', omitted).map((u) =>
+      fencedUrl(u, f, refs),
+    ),
+    http: capList(h.options.http, LIST_CAPS.unsubscribeUris, 'http', omitted).map((u) =>
+      fencedUrl(u, f, refs),
+    ),
+    mailto: capList(h.options.mailto, LIST_CAPS.unsubscribeUris, 'mailto', omitted).map((m) => ({
       address: f.wrap(m.address),
       ...(m.subject === undefined ? {} : { subject: f.wrap(m.subject) }),
       ...(m.body === undefined ? {} : { body: f.wrapText(m.body.slice(0, 500)) }),
     })),
+    ...omittedField(omitted),
   };
 }
 
