@@ -12,7 +12,10 @@
  */
 export const MAX_RESULT_BYTES = 512 * 1024;
 
-/** Longest mail-derived lists a result shows, per message or thread. */
+/**
+ * Longest mail-derived lists a result shows, per message or thread (List-Unsubscribe keeps its
+ * own limit of 10 URIs, counted the same way: src/mail/unsubscribe.ts).
+ */
 export const LIST_CAPS = {
   /** Header fields of one message (bodies: "full"). */
   headers: 100,
@@ -22,8 +25,6 @@ export const LIST_CAPS = {
   labels: 30,
   /** Hidden-text pieces returned with includeHidden. */
   hiddenPieces: 50,
-  /** URIs of one kind in one List-Unsubscribe header. */
-  unsubscribeUris: 10,
   /** Domains of a message with several From addresses. */
   fromDomains: 10,
 } as const;

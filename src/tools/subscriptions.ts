@@ -1,5 +1,3 @@
-import { LIST_CAPS, capList, omittedField } from '../mail/bounds.js';
-import type { Omitted } from '../mail/bounds.js';
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
@@ -60,7 +58,7 @@ export const unsubscribeOptions = z.object({
   omitted: z
     .partialRecord(z.enum(['https', 'http', 'mailto']), z.number())
     .optional()
-    .describe('URIs past 10 of a kind, counted'),
+    .describe('URIs past the first 10 of List-Unsubscribe, counted by kind'),
 });
 
 type Options = z.input<typeof unsubscribeOptions>;
@@ -95,7 +93,6 @@ export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
     else called = c.url.href;
   }
   const refs = senderDomainOf(h);
-  const omitted: Omitted = {};
   return {
     oneClick: verdict.ok,
     ...(called !== undefined
@@ -103,18 +100,14 @@ export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
       : verdict.ok
         ? {}
         : { notOneClickBecause: verdict.reason }),
-    https: capList(h.options.https, LIST_CAPS.unsubscribeUris, 'https', omitted).map((u) =>
-      fencedUrl(u, f, refs),
-    ),
-    http: capList(h.options.http, LIST_CAPS.unsubscribeUris, 'http', omitted).map((u) =>
-      fencedUrl(u, f, refs),
-    ),
-    mailto: capList(h.options.mailto, LIST_CAPS.unsubscribeUris, 'mailto', omitted).map((m) => ({
+    https: h.options.https.map((u) => fencedUrl(u, f, refs)),
+    http: h.options.http.map((u) => fencedUrl(u, f, refs)),
+    mailto: h.options.mailto.map((m) => ({
       address: f.wrap(m.address),
       ...(m.subject === undefined ? {} : { subject: f.wrap(m.subject) }),
       ...(m.body === undefined ? {} : { body: f.wrapText(m.body.slice(0, 500)) }),
     })),
-    ...omittedField(omitted),
+    ...(h.options.omitted === undefined ? {} : { omitted: h.options.omitted }),
   };
 }
 

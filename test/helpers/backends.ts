@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
 import type { ImapDemo, ImapProfile } from '../../src/sandbox/imap-account.js';
+import type { SeedUser } from '../../src/sandbox/seed.js';
 import { MAIN, startStack, writeTestPolicy } from './stack.js';
 import { envelopeOf } from './envelope.js';
 import type { CallOutcome, Stack } from './stack.js';
@@ -83,11 +84,13 @@ export async function startBackend(
     tiers?: string[];
     /** policy.json (see startStack); default: relaxed. */
     policy?: Record<string, unknown> | null;
+    /** The mailbox to serve instead of the demo corpus (same address). */
+    seed?: SeedUser;
   } = {},
 ): Promise<Backend> {
   if (kind === 'gmail') {
     const stack = await startStack({
-      sandbox: { staleThreadIndex: true },
+      sandbox: { staleThreadIndex: true, ...(options.seed ? { users: [options.seed] } : {}) },
       env: { ...CLOCK_ENV, ...options.env },
       ...(options.policy === undefined ? {} : { policy: options.policy }),
     });
@@ -114,6 +117,7 @@ export async function startBackend(
     profile: kind,
     ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
     ...(options.tiers === undefined ? {} : { tiers: options.tiers }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
   writeTestPolicy(imap.configDir, options.policy);
   const env = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
@@ -132,7 +136,7 @@ export async function startBackend(
     configDir: imap.configDir,
     another: () => anotherOn(env),
     call: caller(client),
-    tid: imapThreadIdForKey,
+    tid: (key) => imapThreadIdForKey(key, options.seed),
     stderr,
     async close() {
       await client.close();
