@@ -132,9 +132,9 @@ for (const kind of KINDS) {
       const inFolder = 'subject:"in a mail-made folder"';
       const check = (tool: string, r: CallOutcome): void => {
         const nonce = nonceOf(r);
-        expect(outside(r.text, nonce), `${tool} text`).not.toMatch(/ignore previous instructions/);
+        expect(outside(r.text, nonce), `${tool} text`).not.toMatch(/ignore.previous.instructions/);
         for (const [path, s] of strings(r.structured))
-          expect(outside(s, nonce), `${tool} ${path}`).not.toMatch(/ignore previous instructions|MKR-label/);
+          expect(outside(s, nonce), `${tool} ${path}`).not.toMatch(/ignore.previous.instructions|MKR/);
         // Bridge: every folder a result located copies from is fenced, INBOX aside.
         const places = (r.structured['reusedChecks'] as Obj | undefined)?.['places'] as string[] | undefined;
         for (const p of places ?? []) if (p !== 'INBOX') expect(p, `${tool} places`).not.toBe(unfence(p));
@@ -144,7 +144,7 @@ for (const kind of KINDS) {
         const s = await ok('search', { query: inFolder });
         check('search', s);
         const hit = (s.structured['threads'] as Obj[])[0] as Obj;
-        expect((hit['labels'] as string[]).some((l) => unfence(l).startsWith('MKR-label'))).toBe(true);
+        expect((hit['labels'] as string[]).some((l) => unfence(l).startsWith('MKR'))).toBe(true);
         const messageId = (hit['last'] as Obj)['messageId'] as string;
         check('get_message', await ok('get_message', { messageId, bodies: 'none' }));
         check('get_thread', await ok('get_thread', { threadId: hit['threadId'], bodies: 'none' }));
@@ -171,7 +171,7 @@ for (const kind of KINDS) {
         const on = await ok('modify_labels', { threadIds: [threadId], add: [marked?.['id']] });
         expect((on.structured['changed'] as unknown[]).length).toBe(1);
         const m = await message('marked-label', { bodies: 'none' });
-        expect((m['labels'] as string[]).some((l) => unfence(l).startsWith('MKR-label'))).toBe(true);
+        expect((m['labels'] as string[]).some((l) => unfence(l).startsWith('MKR'))).toBe(true);
         expect(MARKED_LABEL).toContain('\u27E7');
       });
     });
