@@ -129,12 +129,14 @@ describe('filters tier', () => {
       verified: { checked: 4, ok: 4, mismatched: [] },
     });
     expect(r.structured['confirmation']).toBe('unavailable');
+    const filter = r.structured['filter'] as { addLabels: Array<{ id: string; name: string }> };
+    // User label names are mail-made (issue 23): fenced; Gmail's Label_N ids and INBOX are not.
+    expect(filter.addLabels.map((l) => ({ ...l, name: unfence(l.name) }))).toEqual([
+      { id: 'Label_1', name: 'Receipts' },
+      { id: orders, name: 'Shop/Orders' },
+    ]);
     expect(r.structured['filter']).toMatchObject({
       criteria: { from: 'receipts@shop.example' },
-      addLabels: [
-        { id: 'Label_1', name: 'Receipts' },
-        { id: orders, name: 'Shop/Orders' },
-      ],
       removeLabels: [{ id: 'INBOX', name: 'INBOX' }],
       flags: [],
     });
