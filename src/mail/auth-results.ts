@@ -15,6 +15,7 @@ import type { Header } from './types.js';
 import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from './vocabulary.js';
 import type { DkimResult, DmarcResult, SpfResult } from './vocabulary.js';
 import { stripComments } from './mime.js';
+import { hasSeveralFrom } from './signals.js';
 
 export { GMAIL_AUTHSERV_ID } from './vocabulary.js';
 
@@ -43,8 +44,18 @@ export interface Authentication {
   dkimAligned?: boolean;
   /** Other results the same report gave for a method (e.g. a second, failing signature). */
   alsoReported?: { spf?: SpfResult[]; dkim?: DkimResult[]; dmarc?: DmarcResult[] };
-  /** The From header's domain. */
+  /** The From header's domain; absent when the message has several From addresses. */
   headerFrom?: string;
+  /** Several From addresses (RFC 5322 needs a Sender then): every From domain, none singled out. */
+  fromDomains?: string[];
+  /** The domain the DMARC result names (header.from), when the report gives one. */
+  dmarcDomain?: string;
+  /**
+   * A DMARC result for a domain that is not the message's one From domain (a message with several
+   * From addresses, or a report about another domain): the verdict and the domain it was checked
+   * for, kept out of `dmarc` so a pass never stands next to a From it did not check.
+   */
+  dmarcOther?: { result: DmarcResult; domain?: string };
   /** The Return-Path's domain (absent for the null sender <>). */
   returnPath?: string;
   /** Authentication-Results headers that were not read (every one below the top, and the top one when it is not trusted). */
@@ -159,10 +170,14 @@ function leastFavourable<T extends string>(all: T[]): T | undefined {
   return all.find((r) => r !== 'pass') ?? all[0];
 }
 
-function fromDomain(headers: readonly Header[]): string | undefined {
-  const from = headers.find((h) => h.name.toLowerCase() === 'from');
-  const first = from ? parseAddressList(from.value)[0] : undefined;
-  return domainOfIdentity(first?.address);
+/** The domains of every From address, in order, each once. */
+function fromDomains(headers: readonly Header[]): string[] {
+  const all = headers
+    .filter((h) => h.name.toLowerCase() === 'from')
+    .flatMap((h) => parseAddressList(h.value))
+    .map((a) => domainOfIdentity(a.address))
+    .filter((d): d is string => d !== undefined);
+  return [...new Set(all)];
 }
 
 function returnPathDomain(headers: readonly Header[]): string | undefined {
@@ -180,7 +195,9 @@ function returnPathDomain(headers: readonly Header[]): string | undefined {
 export function readAuthentication(headers: readonly Header[], trustedAuthservId?: string): Authentication {
   // Raw values, not RFC 2047-decoded: an encoded-word must not be able to add a ";" to a report.
   const reports = authResultsFields(headers);
-  const headerFrom = fromDomain(headers);
+  const several = hasSeveralFrom(headers);
+  const domains = fromDomains(headers);
+  const headerFrom = several ? undefined : domains[0];
   const returnPath = returnPathDomain(headers);
   const trusted = trustedAuthservId === undefined ? '' : normalizeAuthservId(trustedAuthservId);
   const top = trusted === '' || reports[0] === undefined ? undefined : parseAuthResults(reports[0]);
@@ -190,6 +207,7 @@ export function readAuthentication(headers: readonly Header[], trustedAuthservId
       : undefined;
   const base: Authentication = { otherReports: reports.length - (report ? 1 : 0) };
   if (headerFrom !== undefined) base.headerFrom = headerFrom;
+  if (several) base.fromDomains = domains;
   if (returnPath !== undefined) base.returnPath = returnPath;
   if (!report || trustedAuthservId === undefined) return { unchecked: true, ...base };
 
@@ -232,9 +250,15 @@ export function readAuthentication(headers: readonly Header[], trustedAuthservId
   const dmarcAll = dmarcs.map((r) => token(DMARC_RESULTS, r.result));
   const dmarc = leastFavourable(dmarcAll);
   if (dmarc !== undefined) {
-    out.dmarc = dmarc;
-    const rest = others(dmarcAll, dmarc);
-    if (rest) also.dmarc = rest;
+    // RFC 7489 §11.2: the result is about the domain in header.from, and only that domain.
+    const checked = domainOfIdentity(dmarcs[0]?.props.get('header.from'));
+    const aboutFrom = headerFrom !== undefined && (checked === undefined || checked === headerFrom);
+    if (aboutFrom) {
+      out.dmarc = dmarc;
+      if (checked !== undefined) out.dmarcDomain = checked;
+      const rest = others(dmarcAll, dmarc);
+      if (rest) also.dmarc = rest;
+    } else out.dmarcOther = { result: dmarc, ...(checked === undefined ? {} : { domain: checked }) };
   }
   if (Object.keys(also).length) out.alsoReported = also;
   return out;

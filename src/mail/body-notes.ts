@@ -17,6 +17,12 @@ export const HIDDEN_REASONS = [
   'zero-size-box',
   'same-colour-as-background',
   'mso-hide',
+  // Elements a mail reader does not show whatever their style: <noscript> (webmail strips it or
+  // shows the scripted branch), a zero-size <svg>, and the content of a closed <details> beside
+  // its <summary>.
+  'noscript',
+  'zero-size-svg',
+  'closed-details',
 ] as const;
 export type HiddenReason = (typeof HIDDEN_REASONS)[number];
 

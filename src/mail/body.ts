@@ -113,14 +113,15 @@ function isBodyText(node: MimeNode): boolean {
 }
 
 /**
- * Parts a reader would see as an attachment rather than as the message text. A text part with
- * `Content-Disposition: inline` is what mail clients display, file name or not (RFC 2183 §2.1),
- * so it is body text (and listed as an attachment too).
+ * Parts a reader would see as an attachment rather than as the message text. A plain or HTML
+ * text part that is not marked `Content-Disposition: attachment` is what mail clients display,
+ * file name (`filename=` or `name=`) or not (RFC 2183 §2.1: inline is the default), so it is
+ * body text, and listed as an attachment too when it has a name.
  */
 function isAttachmentPart(node: MimeNode): boolean {
   const disposition = contentDispositionOf(node.headers).value;
   if (disposition === 'attachment') return true;
-  if (disposition === 'inline' && isBodyText(node)) return false;
+  if (isBodyText(node)) return false;
   return node.filename !== '';
 }
 

@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   // The human was asked to confirm a change (MCP elicitation) and said no or dismissed the
   // question; nothing was done. Not retryable: asking again is the human's call, not the model's.
   'declined_by_user',
+  // The result would be larger than a result may be (src/mail/bounds.ts MAX_RESULT_BYTES):
+  // nothing is cut silently; the message says how to ask for less.
+  'result_too_large',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -7,6 +7,7 @@
 import iconv from 'iconv-lite';
 
 import { decodeIso2022Jp } from './iso-2022-jp.js';
+import { decodeIso2022Kr } from './iso-2022-kr.js';
 import type { Header } from './types.js';
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
@@ -53,7 +54,7 @@ function utf8SequenceAt(bytes: Uint8Array, i: number): number {
  * stray byte in UTF-8 text costs one character, not the whole header ("Привет \xFF" stays
  * "Привет ÿ"), and a Latin-1 subject behind a UTF-8 list tag reads right in both halves.
  */
-export function decodeUnlabelled(bytes: Uint8Array): string {
+export function decodeUnlabelled(bytes: Uint8Array, header = false): string {
   if (isValidUtf8(bytes)) return utf8Lenient.decode(bytes);
   const buf = asBuffer(bytes);
   let out = '';
@@ -70,7 +71,12 @@ export function decodeUnlabelled(bytes: Uint8Array): string {
     i = j;
     // …then a run of bytes that start no well-formed sequence.
     while (j < buf.length && utf8SequenceAt(buf, j) === 0) j++;
-    if (j > i) out += iconv.decode(buf.subarray(i, j), 'windows-1252');
+    // Dovecot hands a NUL byte in a header out as 0x80 (measured: "nul\x80in\x80subject"), where
+    // Gmail drops it; a stray 0x80 in a header therefore reads as the NUL it stood for, removed
+    // like every control, so both providers show the same subject. A UTF-8 € (E2 82 AC) is a
+    // well-formed sequence and never reaches this run.
+    const run = header ? buf.subarray(i, j).filter((b) => b !== 0x80) : buf.subarray(i, j);
+    if (j > i) out += iconv.decode(Buffer.from(run), 'windows-1252');
     i = j;
   }
   return out;
@@ -126,6 +132,8 @@ const UTF7_IMAP = /^(?:x-)?utf-?7-?imap$/;
 
 /** ISO-2022-JP family: decoded by iso-2022-jp.ts (iconv-lite has no codec for it). */
 const ISO_2022_JP = /^(?:iso-?2022-?jp(?:-[0-9a-z]+)?|csiso2022jp|jis)$/;
+/** ISO-2022-KR: decoded by iso-2022-kr.ts (iconv-lite has none either). */
+const ISO_2022_KR = /^(?:iso-?2022-?kr|csiso2022kr)$/;
 
 function sniffBom(bytes: Uint8Array): { encoding: string; skip: number } | undefined {
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { encoding: 'utf-8', skip: 3 };
@@ -159,6 +167,7 @@ export function decodeCharset(bytes: Uint8Array, charset?: string): string {
   if (UNLABELLED.has(label)) return decodeUnlabelled(bytes);
   if (label === 'utf-8' || label === 'utf8') return utf8Lenient.decode(bytes);
   if (ISO_2022_JP.test(label)) return decodeIso2022Jp(bytes);
+  if (ISO_2022_KR.test(label)) return decodeIso2022Kr(bytes);
   if (UTF7.test(label)) return iconv.decode(asBuffer(bytes), 'utf7');
   if (UTF7_IMAP.test(label)) return iconv.decode(asBuffer(bytes), 'utf7imap');
   const name = CHARSET_ALIASES.get(label) ?? label;
@@ -175,7 +184,7 @@ export function decodeCharset(bytes: Uint8Array, charset?: string): string {
 export function repair8bit(s: string): string {
   // eslint-disable-next-line no-control-regex
   if (!/[\u0080-\u00ff]/.test(s) || /[^\u0000-\u00ff]/.test(s)) return s;
-  return decodeUnlabelled(Buffer.from(s, 'latin1'));
+  return decodeUnlabelled(Buffer.from(s, 'latin1'), true);
 }
 
 const ENCODED_WORD = /=\?([^?\s]+)\?([bBqQ])\?([^?]*)\?=/g;
@@ -244,7 +253,7 @@ export function headerTextFromBytes(bytes: Uint8Array): string {
   let out = '';
   let last = 0;
   for (const m of view.matchAll(ENCODED_WORD)) {
-    out += decodeUnlabelled(buf.subarray(last, m.index));
+    out += decodeUnlabelled(buf.subarray(last, m.index), true);
     const [word = '', charset = '', mode = '', text = ''] = m;
     let body = '';
     for (const ch of text) {
@@ -256,7 +265,7 @@ export function headerTextFromBytes(bytes: Uint8Array): string {
     out += word === '' ? '' : `=?${charset}?${mode}?${body}?=`;
     last = m.index + word.length;
   }
-  return out + decodeUnlabelled(buf.subarray(last));
+  return out + decodeUnlabelled(buf.subarray(last), true);
 }
 
 /**

@@ -89,6 +89,27 @@ function textOf(node: AnyNode): string {
   return out;
 }
 
+/** A length attribute that makes a box of no size ("0", "0px", "0%"). */
+const ZERO_LENGTH = /^\s*[+-]?0*(?:\.0*)?\s*(?:px|%|em|pt)?\s*$/i;
+
+/** An element no mail reader shows, whatever the style sheets say. */
+function elementHiddenBy(el: Element): HiddenReason | undefined {
+  if (el.name === 'noscript') return 'noscript';
+  if (el.name === 'svg') {
+    const w = el.attribs['width'];
+    const h = el.attribs['height'];
+    if ((w !== undefined && ZERO_LENGTH.test(w)) || (h !== undefined && ZERO_LENGTH.test(h)))
+      return 'zero-size-svg';
+  }
+  return undefined;
+}
+
+/** A closed <details> shows its first <summary> only (HTML §4.11.1): the children it folds away. */
+function closedDetails(el: Element): Set<AnyNode> {
+  const summary = el.children.find((c) => c instanceof Element && c.name === 'summary');
+  return new Set(el.children.filter((c) => c !== summary));
+}
+
 /**
  * Takes hidden text out of the tree: whole elements hidden in every viewport, and text nodes whose
  * own style hides them in every viewport. Walks with an explicit stack (no recursion), so depth
@@ -132,14 +153,23 @@ function removeHidden(doc: ParentNode): HiddenPiece[] {
     if (NOT_RENDERED.has(node.name)) continue;
     const own = states.map((s, i) => elementState(ctx, node, s, i));
     const subtree = own.map((s) => s.subtree);
-    if (subtree.every((r) => r !== undefined) && states.every((s) => s.subtree === undefined)) {
-      add(subtree[0] as HiddenReason, textOf(node));
+    const visible = states.every((s) => s.subtree === undefined);
+    const unshown = elementHiddenBy(node) ?? (subtree.every((r) => r !== undefined) ? subtree[0] : undefined);
+    if (unshown !== undefined && visible) {
+      add(unshown, textOf(node));
       removals.push(node);
       continue;
     }
     const a = node.name === 'a' ? node : anchor;
-    for (let i = node.children.length - 1; i >= 0; i--)
-      stack.push({ node: node.children[i] as AnyNode, states: own, anchor: a });
+    const folded =
+      node.name === 'details' && !('open' in node.attribs) ? closedDetails(node) : new Set<AnyNode>();
+    for (let i = node.children.length - 1; i >= 0; i--) {
+      const child = node.children[i] as AnyNode;
+      if (folded.has(child)) {
+        add('closed-details', textOf(child));
+        removals.push(child);
+      } else stack.push({ node: child, states: own, anchor: a });
+    }
   }
   for (const n of removals) DomUtils.removeElement(n);
   // A link whose every word was hidden would otherwise show its bare target.

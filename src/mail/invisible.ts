@@ -12,6 +12,19 @@
  *   text they become LF, in single-line text a space.
  * - Lone UTF-16 surrogates (a broken decoder's output): U+FFFD.
  *
+ * - Blank-rendering characters that are not default-ignorable. The set is UTS #18 Annex C's
+ *   `blank` (White_Space minus the vertical ones: \p{Zs} and TAB) plus the graphic characters
+ *   Unicode itself names as blank or filler and leaves out of Default_Ignorable_Code_Point
+ *   (UnicodeData.txt: U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD, U+16FE4
+ *   KHITAN SMALL SCRIPT FILLER; the Hangul fillers are already default-ignorable). No property
+ *   marks "renders as nothing" and no package in the dependency tree lists it, so that short
+ *   name-derived set is the one hand-kept part. Kept as they are: SPACE, NO-BREAK SPACE and
+ *   IDEOGRAPHIC SPACE (ordinary text uses them). The other Zs spaces and the two graphic blanks
+ *   become SPACE, which is what a reader sees; the combining filler is removed.
+ * - Runs: in single-line text every run of two or more blanks (TAB included) becomes one SPACE;
+ *   in multi-line text a run longer than MAX_BLANK_RUN becomes one SPACE (indentation and
+ *   aligned columns stay, a screen-wide gap that pushes words out of view does not).
+ *
  * Emoji stay whole: ZERO WIDTH JOINER is kept only between two Extended_Pictographic characters
  * (👩‍💻, 👨‍👩‍👧) and VARIATION SELECTOR-16 only once, right after an Emoji character (❤️). Anywhere
  * else both are removed. Tag characters are removed even inside emoji tag sequences, so a
@@ -29,8 +42,17 @@ const BREAKS = /\r\n|[\r\u000B\u000C\u0085\u2028\u2029]/g;
 /** An LF with the spaces around it (single-line fields, after BREAKS made every break an LF). */
 const LF_RUN = /[^\S\n]*\n\s*/g;
 
-/** Everything hidden: Cc but TAB and LF, Cf, the other default-ignorables. */
-const HIDDEN = /(?![\t\n])[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+/** Everything hidden: Cc but TAB and LF, Cf, the other default-ignorables, the combining filler. */
+const HIDDEN = /(?![\t\n])[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u{16FE4}]/gu;
+
+/** Blanks shown as a plain SPACE: the Zs spaces but the three kept, and the graphic blanks. */
+const AS_SPACE = /(?![ \u00A0\u3000])[\p{Zs}\u2800\u{1D159}]/gu;
+
+/** A run of blanks (after AS_SPACE: SPACE, NBSP, IDEOGRAPHIC SPACE, TAB). */
+const BLANKS_SINGLE = /[ \t\u00A0\u3000]{2,}/g;
+/** Longest run of blanks multi-line text keeps (a wide indented or aligned column fits). */
+export const MAX_BLANK_RUN = 32;
+const BLANKS_MULTI = new RegExp(`[ \\t\\u00A0\\u3000]{${MAX_BLANK_RUN + 1},}`, 'g');
 const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
 const EMOJI = /^\p{Emoji}$/u;
 const SKIN_TONE = /^[\u{1F3FB}-\u{1F3FF}]$/u;
@@ -80,7 +102,11 @@ export function wellFormed(s: string): string {
 
 /** Multi-line text (bodies, attachment text): line breaks become LF, hidden characters go. */
 export function cleanText(s: string): string {
-  return stripHidden(wellFormed(s).replace(BREAKS, '\n'));
+  return blanksAsSpace(s).replace(BLANKS_MULTI, ' ');
+}
+
+function blanksAsSpace(s: string): string {
+  return stripHidden(wellFormed(s).replace(BREAKS, '\n')).replace(AS_SPACE, ' ');
 }
 
 /**
@@ -88,7 +114,7 @@ export function cleanText(s: string): string {
  * spaces around it, becomes one space; hidden characters go.
  */
 export function cleanLine(s: string): string {
-  return cleanText(s).replace(LF_RUN, ' ');
+  return blanksAsSpace(s).replace(LF_RUN, ' ').replace(BLANKS_SINGLE, ' ');
 }
 
 /** True when cleaning would change nothing (a fixpoint: what a result shows as is). */

@@ -225,7 +225,19 @@ export function contentDispositionOf(headers: readonly Header[]): ParsedStructur
 
 function decodeBase64(body: Buffer): Buffer {
   // §6.8: characters outside the alphabet are ignored; Node also tolerates missing padding.
-  return Buffer.from(body.toString('latin1').replace(/[^A-Za-z0-9+/]/g, ''), 'base64');
+  // A pad ends the data (§6.8: "=" only at the end): what follows a pad in the middle of the
+  // stream is not decoded, as Python's email and most readers do, instead of Node's reading
+  // on past it into garbage. A "=" where a quantum starts pads nothing and is skipped.
+  const chars = body.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, '');
+  let n = 0;
+  for (let i = 0; i < chars.length; i++) {
+    if (chars[i] !== '=') {
+      n++;
+      continue;
+    }
+    if (n % 4 >= 2) return Buffer.from(chars.slice(0, i).replaceAll('=', ''), 'base64');
+  }
+  return Buffer.from(chars.replaceAll('=', ''), 'base64');
 }
 
 function hexVal(b: number | undefined): number {
@@ -335,10 +347,36 @@ function splitMultipart(body: Buffer, boundary: string): Buffer[] {
 }
 
 /**
- * Nesting deeper than any real mailer produces is a crafted message; past this depth a
- * multipart is kept as one opaque leaf instead of recursing until the stack runs out.
+ * Nesting deeper than any real mailer produces is a crafted message; past this depth the
+ * multiparts are not nested further but flattened, without recursion, into one
+ * multipart/mixed of their leaves in document order (deepLeaves), so text at any depth is
+ * still read and listed, and the stack cannot run out.
  */
 const MAX_DEPTH = 40;
+
+/** Every leaf under a multipart, in document order, walked with an explicit stack. */
+function deepLeaves(body: Buffer, boundary: string, partId: string): MimeNode[] {
+  const out: MimeNode[] = [];
+  const stack: Buffer[][] = [splitMultipart(body, boundary).reverse()];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Buffer[];
+    const part = top.pop();
+    if (part === undefined) {
+      stack.pop();
+      continue;
+    }
+    const e = splitEntity(part);
+    const ct = contentTypeOf(e.headers);
+    const inner = ct.params.get('boundary');
+    if (ct.value.startsWith('multipart/') && inner !== undefined && inner !== '') {
+      stack.push(splitMultipart(e.body, inner).reverse());
+      continue;
+    }
+    const id = partId === '' ? String(out.length) : `${partId}.${out.length}`;
+    out.push(buildNode(part, id, 'text/plain', MAX_DEPTH, e.headers, e.body));
+  }
+  return out;
+}
 
 function buildNode(
   buf: Buffer,
@@ -371,7 +409,10 @@ function buildNode(
   // Non-standard but common: RFC 2047 encoded-words inside a quoted filename parameter.
   const filename = decodeWords(rawName).trim();
 
-  if (mimeType.startsWith('multipart/') && depth >= MAX_DEPTH) mimeType = 'application/octet-stream';
+  if (mimeType.startsWith('multipart/') && boundary !== undefined && depth >= MAX_DEPTH) {
+    const children = deepLeaves(rest, boundary, partId);
+    return { partId, mimeType: 'multipart/mixed', headers: hs, filename, size: 0, children };
+  }
   if (mimeType.startsWith('multipart/') && boundary !== undefined) {
     const childDefault = mimeType === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
     const children = splitMultipart(rest, boundary).map((p, i) =>

@@ -156,5 +156,15 @@ export function messageSignals(m: MailMessage, references: readonly string[] = [
       if (look.resembles !== undefined) out.details.resembles = look.resembles;
     }
   }
+  if (hasSeveralFrom(m.headers)) add('multipleFrom');
   return out;
+}
+
+/**
+ * More than one author: several From fields, or several addresses in one (RFC 5322 §3.6.2 then
+ * requires a Sender). Such a message has no single sender a verdict or a name could belong to.
+ */
+export function hasSeveralFrom(headers: readonly Header[]): boolean {
+  const fields = raw(headers, 'From');
+  return fields.length > 1 || fields.some((v) => parseAddressList(v).length > 1);
 }

@@ -28,6 +28,8 @@ export interface ListUnsubscribe {
   other: string[];
   /** Some of the field was ignored under the RFC 2369 §2 rules. */
   ignoredText: boolean;
+  /** URIs past the first MAX_URIS, by scheme: not parsed, only counted (never a silent cut). */
+  omitted?: { https?: number; http?: number; mailto?: number };
 }
 
 function skipCfws(s: string, i: number): number {
@@ -108,6 +110,11 @@ export function parseListUnsubscribe(value: string): ListUnsubscribe {
         if (m) out.mailto.push(m);
         else out.other.push(uri);
       } else out.other.push(uri);
+    } else if (uri !== '' && count >= MAX_URIS) {
+      const scheme = /^(https|http|mailto):/i.exec(uri)?.[1]?.toLowerCase() as
+        'https' | 'http' | 'mailto' | undefined;
+      if (scheme !== undefined) out.omitted = { ...out.omitted, [scheme]: (out.omitted?.[scheme] ?? 0) + 1 };
+      else out.ignoredText = true;
     } else if (uri !== '') out.ignoredText = true;
     if (i >= s.length) break;
     if (s[i] !== ',') {
@@ -162,6 +169,19 @@ export interface UnsubscribeHeaders {
   oneClick: OneClick;
 }
 
+function mergeOmitted(
+  a: ListUnsubscribe['omitted'],
+  b: ListUnsubscribe['omitted'],
+): Pick<ListUnsubscribe, 'omitted'> {
+  if (a === undefined && b === undefined) return {};
+  const out: NonNullable<ListUnsubscribe['omitted']> = {};
+  for (const k of ['https', 'http', 'mailto'] as const) {
+    const n = (a?.[k] ?? 0) + (b?.[k] ?? 0);
+    if (n > 0) out[k] = n;
+  }
+  return { omitted: out };
+}
+
 function fromOwner(m: MailMessage): boolean {
   return m.labelIds.includes('SENT') || m.labelIds.includes('DRAFT');
 }
@@ -183,6 +203,7 @@ export function findUnsubscribeHeaders(thread: MailThread): UnsubscribeHeaders |
       mailto: [...a.mailto, ...b.mailto],
       other: [...a.other, ...b.other],
       ignoredText: a.ignoredText || b.ignoredText,
+      ...mergeOmitted(a.omitted, b.omitted),
     }));
     return {
       message: m,

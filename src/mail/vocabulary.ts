@@ -30,6 +30,7 @@ export const SIGNAL_NAMES = [
   'replyToMismatch',
   'displayNameSpoof',
   'lookalikeDomain',
+  'multipleFrom',
 ] as const;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
 

@@ -7,6 +7,7 @@ import type { Outbound } from '../net/outbound.js';
 import type { ActionLog } from '../policy/action-log.js';
 import type { Gate } from '../policy/gate.js';
 import type { PolicyService } from '../policy/service.js';
+import { MAX_RESULT_BYTES } from '../mail/bounds.js';
 import { MailError } from '../mail/errors.js';
 import { callBinding, confirmModeFromEnv } from '../policy/confirm.js';
 import type { ConfirmMode } from '../policy/confirm.js';
@@ -21,7 +22,7 @@ import type { AccountRouting } from './accounts.js';
 
 export type { AccountRouting, ServedAccount } from './accounts.js';
 import { fromZodError, toEnvelope } from './errors.js';
-import { Fence, sanitizeDeep } from './untrusted.js';
+import { Fence, sanitizeDeep, unfenceDeep } from './untrusted.js';
 import { takeFormat, withFormatInput } from './format.js';
 import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
@@ -148,6 +149,12 @@ function reusedNote(out: Record<string, unknown>): string {
   return `labels from ${r.places.join(', ')}: located with a folder check up to ${r.oldestSeconds ?? 0} s old, not asked again\n`;
 }
 
+/**
+ * The one place results are built. Whatever a tool assembled, a result larger than
+ * MAX_RESULT_BYTES (both copies together) is never sent: a result_too_large error says how big
+ * it would have been and how to ask for less, and the session stays usable (an MCP client drops
+ * the connection on a message over its buffer).
+ */
 export function toolResult(
   structured: Record<string, unknown>,
   fence: Fence,
@@ -157,7 +164,16 @@ export function toolResult(
   const clean = sanitizeDeep(structured);
   const body = render === undefined ? JSON.stringify(clean) : reusedNote(clean) + render(clean);
   const text = body.includes(fence.nonce) ? `${fence.notice()}\n${body}` : body;
-  return { content: [{ type: 'text', text }], structuredContent: clean };
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: clean };
+  const size = Buffer.byteLength(JSON.stringify(result), 'utf8');
+  if (size > MAX_RESULT_BYTES)
+    return errorResult(
+      new MailError(
+        'result_too_large',
+        `the result would be ${size} bytes; a result is at most ${MAX_RESULT_BYTES} bytes (structured and text copy together). Ask for less: fewer results (maxResults, lastN, limit), bodies "none" or "text" instead of "full", or a smaller maxBodyChars / maxChars.`,
+      ),
+    );
+  return result;
 }
 
 /**
@@ -198,7 +214,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
         let callArgs: Record<string, unknown> | undefined;
         try {
           await runtime.loadTools?.();
-          const taken = takeAccount(tool, rawArgs ?? {});
+          const taken = takeAccount(tool, unfenceDeep(rawArgs ?? {}));
           account = taken.account;
           const { render, args: toolArgs } = takeFormat(tool, taken.args, runtime.format ?? 'json');
           const parsed = tool.input.safeParse(toolArgs);
@@ -257,7 +273,12 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
             ? await fanOut(runtime, tool, toolCtx, routed.all, parsed.data)
             : await tool.handle(toolCtx, parsed.data);
           const reused = reports ? reusedChecks(ctx.mcpReq.signal) : undefined;
-          if (reused !== undefined) (out as Record<string, unknown>)['reusedChecks'] = reused;
+          // Folder names other than INBOX (RFC 3501's one fixed name) can be made by mail.
+          if (reused !== undefined)
+            (out as Record<string, unknown>)['reusedChecks'] = {
+              ...reused,
+              places: reused.places.map((p) => (p.toUpperCase() === 'INBOX' ? p : fence.wrap(p))),
+            };
           const checked = tool.output.safeParse(out);
           if (!checked.success) {
             runtime.log.warn('tool result does not match its output schema', {

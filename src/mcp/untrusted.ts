@@ -23,6 +23,22 @@ export function sanitizeDeep<T>(value: T): T {
   return value;
 }
 
+/**
+ * Arguments with every string that is exactly one fenced value (any nonce) read as its inner
+ * text: a label id or name, a file name or an address copied back from a result is accepted as
+ * it was shown. Only a whole fenced value is unfenced; text that merely contains one is kept.
+ */
+export function unfenceDeep<T>(value: T): T {
+  if (typeof value === 'string') return unfence(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => unfenceDeep(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = unfenceDeep(v);
+    return out as T;
+  }
+  return value;
+}
+
 function fenced(nonce: string, clean: string): string {
   return `${FENCE_OPEN}mail ${nonce}${FENCE_CLOSE}${fenceSafe(clean)}${FENCE_OPEN}/mail ${nonce}${FENCE_CLOSE}`;
 }

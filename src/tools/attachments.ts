@@ -83,8 +83,12 @@ async function fetchAttachment(
 const textEntry = z.object({
   name: z.string().describe('fenced'),
   size: z.number().describe('bytes, decompressed'),
-  charset: z.enum(['utf-8', 'utf-16le', 'utf-16be', 'windows-1252']),
-  guessedCharset: z.boolean().describe('true: not UTF-8 and no BOM, read as windows-1252'),
+  charset: z
+    .string()
+    .describe('utf-8, utf-16le/be or windows-1252 by the bytes; or the charset a text attachment declares'),
+  guessedCharset: z
+    .boolean()
+    .describe('true: no declared charset, not UTF-8 and no BOM, read as windows-1252'),
   chars: z.number().describe('characters of text in the whole entry'),
   from: z.number().optional().describe('where in the entry this page starts'),
   text: z.string().optional().describe('fenced; present for entries on this page'),
@@ -145,9 +149,10 @@ export const readAttachment = defineTool({
       DEFAULT_LIMITS.archiveBytes,
       'read_attachment reads attachments up to 20 MiB; download_attachment saves larger ones',
     );
-    const [{ readAttachmentText }, { storeDecompressors }] = await Promise.all([
+    const [{ readAttachmentText }, { storeDecompressors }, { declaredCharset }] = await Promise.all([
       import('../mail/archive/read.js'),
       import('../store/zip.js'),
+      import('../mail/archive/locate.js'),
     ]);
     const read = await readAttachmentText(
       got.bytes,
@@ -158,6 +163,7 @@ export const readAttachment = defineTool({
         offset: args.offset,
         maxChars: args.maxChars,
         limits: DEFAULT_LIMITS,
+        ...declaredCharset(got.found),
       },
       storeDecompressors,
     );

@@ -21,6 +21,7 @@ import type { Plan } from './filters.js';
 import { ensureLabel } from './labels.js';
 import type { ConfirmRequest } from '../policy/confirm.js';
 import { STANDING_MOVE_RULE, keepsOutOfInbox } from '../policy/standing-moves.js';
+import { shownLabelRef } from './labels-cache.js';
 
 /** messages.batchModify takes at most 1,000 ids (Gmail API reference). */
 const CHUNK = 1000;
@@ -223,8 +224,8 @@ export const createFilter = defineTool({
       : Promise.resolve(undefined));
     const labels = await freshLabels(ctx);
     return {
-      filter: view(filter, labels),
-      createdLabels: created.map((l) => ({ id: l.id, name: l.name })),
+      filter: view(filter, labels, ctx.fence),
+      createdLabels: created.map((l) => shownLabelRef(ctx.fence, l)),
       ...planResult(p),
       ...(found === undefined
         ? {}
@@ -262,6 +263,6 @@ export const deleteFilter = defineTool({
       throw new MailError('not_found', `no filter has id ${args.filterId}; list_filters shows the ids`);
     }
     await f.deleteFilter(target.id, ctx.signal);
-    return { deleted: view(target, labels) };
+    return { deleted: view(target, labels, ctx.fence) };
   },
 });

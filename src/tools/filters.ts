@@ -15,6 +15,8 @@ import type { Mailbox, MailFilter } from '../providers/mailbox.js';
 import type { ToolContext } from './define.js';
 import { defineTool } from './define.js';
 import { checkLabelName } from './labels.js';
+import { shownLabelRef } from './labels-cache.js';
+import type { Fence } from '../mcp/untrusted.js';
 import { mailReaders } from './lazy.js';
 
 /**
@@ -74,8 +76,11 @@ export function filtersOf(
   };
 }
 
-export function view(f: MailFilter, labels: ReadonlyMap<string, Label>): FilterView {
-  const ref = (id: string) => ({ id, name: labels.get(id)?.name ?? id });
+export function view(f: MailFilter, labels: ReadonlyMap<string, Label>, fence: Fence): FilterView {
+  const ref = (id: string) => {
+    const l = labels.get(id);
+    return l === undefined ? { id, name: fence.wrap(id) } : shownLabelRef(fence, l);
+  };
   const flags: FilterView['flags'] = [];
   if (f.action.forward !== undefined) flags.push('forwards_mail');
   const discard = discardsFutureMatches(f.action);
@@ -107,7 +112,7 @@ export const listFilters = defineTool({
   async handle(ctx) {
     const f = filtersOf(ctx);
     const [filters, labels] = await Promise.all([f.listFilters(ctx.signal), freshLabels(ctx)]);
-    const views = filters.map((x) => view(x, labels));
+    const views = filters.map((x) => view(x, labels, ctx.fence));
     return { filters: views, forwarding: views.filter((v) => v.forward !== undefined).length };
   },
 });

@@ -1,4 +1,6 @@
+import { shownLabel } from '../mail/label-names.js';
 import type { Label } from '../mail/types.js';
+import type { Fence } from '../mcp/untrusted.js';
 import type { Mailbox } from '../providers/mailbox.js';
 
 /**
@@ -24,4 +26,19 @@ export async function labelMap(
 
 export function forgetLabels(mailbox: Mailbox): void {
   cache.delete(mailbox.account);
+}
+
+/** Gmail's ids for user labels: made by the server from a counter, never from mail. */
+const SERVER_MADE_ID = /^Label_\d+$/;
+
+/**
+ * A label's id and name as a result shows them (summary.ts shownLabel). An id that holds a
+ * mail-made name (an IMAP folder path or keyword) is fenced too; every tool that takes a label
+ * accepts it back fenced (src/mcp unfences a whole fenced argument, and labels are matched on
+ * the shown form as well), so the id stays usable as input.
+ */
+export function shownLabelRef(fence: Fence, l: Label): { id: string; name: string } {
+  const wrap = (n: string): string => fence.wrap(n);
+  const id = l.type === 'system' || SERVER_MADE_ID.test(l.id) ? l.id : wrap(l.id);
+  return { id, name: shownLabel(l, l.id, wrap) };
 }

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
+import { shownAs } from '../mail/fence-format.js';
 import type { Label } from '../mail/types.js';
 import type { Gate } from '../policy/gate.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import { defineTool } from './define.js';
-import { forgetLabels } from './labels-cache.js';
+import type { Fence } from '../mcp/untrusted.js';
+import { forgetLabels, shownLabelRef } from './labels-cache.js';
 
 /**
  * Gmail's label colour palette: the only values labels.create/patch accept for backgroundColor
@@ -77,7 +79,12 @@ export async function resolveChange(
   if (add.length === 0 && remove.length === 0) throw invalidInput('add', 'add or remove at least one label');
   const labels = await mailbox.listLabels(signal);
   const byId = new Map(labels.map((l) => [l.id, l]));
-  const lookup = (s: string): Label | undefined => byId.get(s.trim()) ?? findByName(labels, s);
+  // A mail-made id or name comes back as a result showed it (fence brackets and invisible
+  // characters cleaned: fence-format.ts shownAs), so that form finds the label too.
+  const shown = (s: string): Label | undefined =>
+    labels.find((l) => shownAs(l.id) === shownAs(s.trim())) ??
+    labels.find((l) => sameName(shownAs(l.name), shownAs(s)));
+  const lookup = (s: string): Label | undefined => byId.get(s.trim()) ?? findByName(labels, s) ?? shown(s);
   const wanted: WantedLabel[] = [];
   for (const raw of add) {
     const found = lookup(raw);
@@ -196,7 +203,11 @@ export async function materialize(
 }
 
 export const labelRef = z.object({ id: z.string(), name: z.string() });
-export const ref = (l: Label): { id: string; name: string } => ({ id: l.id, name: l.name });
+/** A label as a result shows it: mail-made ids and names fenced (labels-cache.ts shownLabelRef). */
+export const ref =
+  (fence: Fence) =>
+  (l: Label): { id: string; name: string } =>
+    shownLabelRef(fence, l);
 
 const color = (field: string) =>
   z

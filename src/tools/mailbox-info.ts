@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { defineTool } from './define.js';
-import { labelMap } from './labels-cache.js';
+import type { Label } from '../mail/types.js';
+import { shownLabel } from '../mail/label-names.js';
+import { labelMap, shownLabelRef } from './labels-cache.js';
 
 const label = z.object({
   id: z.string(),
@@ -29,13 +31,16 @@ export const listLabels = defineTool({
   async handle(ctx, args) {
     // The person's own view of the labels: asked now, never a kept list.
     const labels = await ctx.mailbox.listLabels(ctx.signal, { fresh: true });
+    const shown = (l: Label): Label => ({ ...l, ...shownLabelRef(ctx.fence, l) });
     if (!args.counts)
       return {
-        labels: labels.map(({ id, name, type, color }) => ({ id, name, type, ...(color ? { color } : {}) })),
+        labels: labels.map(({ id, name, type, color }) =>
+          shown({ id, name, type, ...(color ? { color } : {}) }),
+        ),
       };
     // Gmail's labels.list omits counts; labels.get has them.
     const detailed = await mapBounded(labels, 8, (l) => ctx.mailbox.getLabel(l.id, ctx.signal));
-    return { labels: detailed };
+    return { labels: detailed.map(shown) };
   },
 });
 
@@ -134,7 +139,8 @@ export const whatChanged = defineTool({
       }),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
     ]);
-    const names = (ids: string[]) => ids.map((id) => labels.get(id)?.name ?? id);
+    const names = (ids: string[]) =>
+      ids.map((id) => shownLabel(labels.get(id), id, (n) => ctx.fence.wrap(n)));
     const conv = (c: { messageId: string; threadId: string; labelIds: string[] }) => ({
       messageId: c.messageId,
       threadId: c.threadId,

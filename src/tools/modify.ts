@@ -145,8 +145,8 @@ export const modifyLabels = defineTool({
       created: [],
     };
     return {
-      change: { add: shown.add.map(ref), remove: shown.remove.map(ref) },
-      createdLabels: shown.created.map(ref),
+      change: { add: shown.add.map(ref(ctx.fence)), remove: shown.remove.map(ref(ctx.fence)) },
+      createdLabels: shown.created.map(ref(ctx.fence)),
       ...result,
     };
   },

@@ -210,6 +210,7 @@ const line = z.object({
   snippet: z.string().optional().describe('snippets: true only; fenced mail text'),
   unread: z.literal(true).optional().describe('absent when read'),
   labels: z.array(z.string()).optional().describe('besides INBOX; absent when none'),
+  omitted: z.object({ labels: z.number() }).optional().describe('labels past 30, counted'),
   attachments: z.number().optional().describe('how many; absent when none (get_thread lists them)'),
   messageCount: z.number().optional().describe('messages in its thread; absent when 1'),
   signals: signalsSchema.optional().describe('absent when none'),
@@ -364,8 +365,9 @@ async function describeLines(
     const m: MailMessage | undefined = thread?.messages.find((x) => x.id === item.id);
     // Gone between the listing and the read (another client moved it): not shown, still counted.
     if (thread === undefined || m === undefined) return [];
-    const s = summarizeThread({ id: thread.id, messages: [m] }, labels, references);
+    const s = summarizeThread({ id: thread.id, messages: [m] }, labels, (n) => f.wrap(n), references);
     const snippet = s.snippet.length > SNIPPET_MAX ? `${s.snippet.slice(0, SNIPPET_MAX - 1)}…` : s.snippet;
+    // summarizeThread already capped the labels (bounds.ts); the count of the rest rides along.
     const others = s.labels.filter((l) => l !== 'INBOX');
     const address = parseAddressList(headerValue(m.headers, 'From') ?? '')[0]?.address;
     const rule =
@@ -381,7 +383,10 @@ async function describeLines(
         ...(snippets ? { snippet: f.wrap(snippet) } : {}),
         ...(s.unread ? { unread: true as const } : {}),
         ...(others.length > 0 ? { labels: others } : {}),
-        ...(s.attachments.length > 0 ? { attachments: s.attachments.length } : {}),
+        ...(s.attachments.length > 0
+          ? { attachments: s.attachments.length + (s.omitted?.attachments ?? 0) }
+          : {}),
+        ...(s.omitted?.labels === undefined ? {} : { omitted: { labels: s.omitted.labels } }),
         ...(!inline && thread.messages.length > 1 ? { messageCount: thread.messages.length } : {}),
         ...(s.signals.length > 0 ? { signals: s.signals } : {}),
         ...(s.signalDetails ? { signalDetails: fenceSignalDetails(s.signalDetails, f) } : {}),

@@ -51,6 +51,10 @@ export const threadSummary = z.object({
   snippet: z.string().describe('fenced mail text'),
   signals: signalsSchema,
   signalDetails: signalDetailsSchema.optional(),
+  omitted: z
+    .partialRecord(z.enum(['attachments', 'labels']), z.number())
+    .optional()
+    .describe('attachments past 50 and labels past 30, counted'),
 });
 
 export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });
@@ -143,7 +147,7 @@ export const search = defineTool({
     const references = senderDomains(outcome.kept);
     return {
       threads: outcome.kept.map((t) => {
-        const s = summarizeThread(t, labels, references);
+        const s = summarizeThread(t, labels, (n) => f.wrap(n), references);
         return {
           ...s,
           subject: f.wrap(s.subject),

@@ -55,6 +55,10 @@ export const unsubscribeOptions = z.object({
   https: z.array(shownUrlSchema).describe('https URIs in List-Unsubscribe; only oneClickUrl is ever called'),
   http: z.array(shownUrlSchema).describe('plain http URIs: reported, never called'),
   mailto: z.array(mailto).describe('for the human to send; mailwarden never sends mail'),
+  omitted: z
+    .partialRecord(z.enum(['https', 'http', 'mailto']), z.number())
+    .optional()
+    .describe('URIs past the first 10 of List-Unsubscribe, counted by kind'),
 });
 
 type Options = z.input<typeof unsubscribeOptions>;
@@ -103,6 +107,7 @@ export function describeOptions(h: UnsubscribeHeaders, f: Fence): Options {
       ...(m.subject === undefined ? {} : { subject: f.wrap(m.subject) }),
       ...(m.body === undefined ? {} : { body: f.wrapText(m.body.slice(0, 500)) }),
     })),
+    ...(h.options.omitted === undefined ? {} : { omitted: h.options.omitted }),
   };
 }
 

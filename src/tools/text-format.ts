@@ -3,8 +3,10 @@
  * the text content while structuredContent keeps the whole structure. Pure functions of the
  * result, keyed by tool name; src/mcp picks one. Mail-made strings arrive fenced by the tool and
  * are copied as they are, so the fences (and the notice src/mcp puts first) stay around them.
- * One line per thread or message, the fields a person reads first; zero counts, empty lists,
- * example ids and usage counters are left to structuredContent.
+ * One line per thread or message, the fields a person reads first; zero counts, empty lists and
+ * usage counters are left to structuredContent. Every id and option a follow-up call needs (a
+ * thread's newest messageId, example threadIds, partIds, page tokens, unsubscribe options) is
+ * in the text: a client that reads only the text can make every call the structure allows.
  */
 
 type Obj = Record<string, unknown>;
@@ -71,13 +73,19 @@ const counted = (n: unknown, unread: unknown): string =>
   `${num(n)}${num(unread) > 0 ? ` (${num(unread)} unread)` : ''}`;
 
 function threadLine(t: Obj): string {
+  const last = isObj(t['last']) ? str(t['last']['messageId']) : '';
   const parts = [str(t['threadId']), when(t['date'])];
   const head = `${t['unread'] === true ? '* ' : ''}${str(t['from'])} ${str(t['subject'])}`;
+  const files = objs(t['attachments']).map((a) => str(a['filename']) || str(a['mimeType']));
   const extra = [
     num(t['messageCount']) > 1 ? `${num(t['messageCount'])} msgs` : '',
+    // The newest message's id, for get_message, when it is not the thread id.
+    last !== '' && last !== str(t['threadId']) ? `last ${last}` : '',
     arr(t['labels']).join(','),
-    arr(t['attachments']).length > 0 ? `${arr(t['attachments']).length} att` : '',
+    files.length > 0 ? `att: ${files.join(', ')}` : '',
     arr(t['signals']).join(','),
+    empty(t['signalDetails']) ? '' : inline(t['signalDetails']),
+    empty(t['omitted']) ? '' : `omitted ${inline(t['omitted'])}`,
     str(t['account']),
   ].filter((x) => x !== '');
   return `${parts.join(' ')} ${head}${extra.length > 0 ? ` [${extra.join('; ')}]` : ''}`;
@@ -103,7 +111,16 @@ function messageBlock(m: Obj): string[] {
       : ['spf', 'dkim', 'dmarc']
           .filter((k) => a[k] !== undefined)
           .map((k) => `${k}=${str(a[k])}`)
+          .concat(a['dmarcDomain'] ? [`dmarc for ${str(a['dmarcDomain'])}`] : [])
+          .concat(
+            isObj(a['dmarcOther'])
+              ? [
+                  `dmarc=${str(a['dmarcOther']['result'])} for another domain ${str(a['dmarcOther']['domain'])}`,
+                ]
+              : [],
+          )
           .concat(a['signedBy'] ? [`signed by ${str(a['signedBy'])}`] : [])
+          .concat(empty(a['fromDomains']) ? [] : [`several From: ${arr(a['fromDomains']).join(', ')}`])
           .join(' ');
   const lines = [
     `--- ${str(m['id'])} ${when(m['date'])}${m['unread'] === true ? ' unread' : ''} [${arr(m['labels']).join(',')}]`,
@@ -153,9 +170,12 @@ const listLabels: Renderer = (o) =>
     })
     .join('\n');
 
-/** A digest bucket without its example ids: "name 26 (13 unread)". */
+/** A digest bucket with its example thread ids: "name 26 (13 unread) e.g. id1 id2". */
 const bucket = (name: string, b: unknown): string =>
-  isObj(b) && num(b['threads']) > 0 ? `${name} ${counted(b['threads'], b['unread'])}` : '';
+  isObj(b) && num(b['threads']) > 0 ? `${name} ${counted(b['threads'], b['unread'])}${examplesOf(b)}` : '';
+
+const examplesOf = (b: Obj): string =>
+  arr(b['examples']).length > 0 ? ` e.g. ${arr(b['examples']).join(' ')}` : '';
 
 const buckets = (o: unknown): string =>
   isObj(o)
@@ -172,20 +192,19 @@ const triageDigest: Renderer = (o) => {
     .filter((x) => x !== '');
   return [
     `${str(o['query'])}: ${num(o['threads'])} threads${o['moreThreadsMatched'] === true ? ' (more matched)' : ''}, as of ${when(o['asOf'])}`,
-    `unread ${num(isObj(o['unread']) ? o['unread']['threads'] : 0)}, with attachments ${num(isObj(o['attachments']) ? o['attachments']['threads'] : 0)}`,
+    `unread ${num(isObj(o['unread']) ? o['unread']['threads'] : 0)}${isObj(o['unread']) ? examplesOf(o['unread']) : ''}, with attachments ${num(isObj(o['attachments']) ? o['attachments']['threads'] : 0)}${isObj(o['attachments']) ? examplesOf(o['attachments']) : ''}`,
     `signals: ${buckets(o['signals']) || 'none'}`,
     `ages: ${buckets(o['ages'])}`,
     `labels (${num(o['labelsFound'])}): ${labels.join(', ')}`,
     `senders (${num(o['sendersFound'])}):`,
     ...senders.map(
       (s) =>
-        `${str(s['name'])} ${str(s['address'])} ${counted(s['threads'], s['unread'])} last ${when(s['lastDate']).slice(0, 10)}${empty(s['signals']) ? '' : ` ${inline(s['signals'])}`}`,
+        `${str(s['name'])} ${str(s['address'])} ${counted(s['threads'], s['unread'])} last ${when(s['lastDate']).slice(0, 10)}${empty(s['signals']) ? '' : ` ${inline(s['signals'])}`}${examplesOf(s)}`,
     ),
     ...rest(o, [
       ...['query', 'threads', 'moreThreadsMatched', 'asOf', 'unread', 'attachments', 'signals', 'ages'],
       ...['labels', 'labelsFound', 'senders', 'sendersFound', 'usage'],
     ]),
-    '(example thread ids: structuredContent)',
   ].join('\n');
 };
 
@@ -202,12 +221,31 @@ const followUps: Renderer = (o) =>
     ...rest(o, ['owner', 'asOf', 'awaitingReply', 'awaitingYou', 'setAside', 'scanned', 'usage']),
   ].join('\n');
 
+/** A sender's unsubscribe options on one line: the thread to pass to unsubscribe, then each way. */
+function unsubscribeLine(s: Obj): string {
+  const u = isObj(s['unsubscribe']) ? s['unsubscribe'] : undefined;
+  if (u === undefined) return '';
+  const urls = (k: string): string[] => objs(u[k]).map((x) => `${k} ${str(x['url'])}`);
+  const ways = [
+    u['oneClick'] === true
+      ? `one-click ${str(u['oneClickUrl'])}`
+      : `not one-click: ${str(u['notOneClickBecause'])}`,
+    ...urls('https'),
+    ...urls('http'),
+    ...objs(u['mailto']).map(
+      (m) => `mailto ${str(m['address'])}${m['subject'] ? ` subject ${str(m['subject'])}` : ''}`,
+    ),
+    empty(u['omitted']) ? '' : `omitted ${inline(u['omitted'])}`,
+  ].filter((x) => x !== '');
+  return `\n  unsubscribe (threadId ${str(s['unsubscribeThreadId'])}): ${ways.join('; ')}`;
+}
+
 const listSubscriptions: Renderer = (o) =>
   [
     `${num(o['sendersFound'])} senders in ${num(o['threadsScanned'])} threads${o['moreThreadsMatched'] === true ? ' (more matched)' : ''}`,
     ...objs(o['senders']).map(
       (s) =>
-        `${str(s['name'])} ${str(s['sender'])} ${num(s['threads'])} threads (${num(s['unreadThreads'])} unread) ${when(s['firstDate']).slice(0, 10)}..${when(s['lastDate']).slice(0, 10)} newest ${str(s['newestThreadId'])}`,
+        `${str(s['name'])} ${str(s['sender'])} ${num(s['threads'])} threads (${num(s['unreadThreads'])} unread) ${when(s['firstDate']).slice(0, 10)}..${when(s['lastDate']).slice(0, 10)} newest ${str(s['newestThreadId'])}${s['listId'] ? ` list ${str(s['listId'])}` : ''}${unsubscribeLine(s)}`,
     ),
     ...rest(o, ['senders', 'sendersFound', 'threadsScanned', 'moreThreadsMatched', 'usage']),
   ].join('\n');

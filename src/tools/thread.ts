@@ -5,6 +5,7 @@ import { DKIM_RESULTS, DMARC_RESULTS, SPF_RESULTS } from '../mail/vocabulary.js'
 import type { MessageView } from '../mail/summary.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { EMPTY_BODY_REASONS, HIDDEN_REASONS } from '../mail/body-notes.js';
+import { MAX_THREAD_MESSAGES, OMITTED_KEYS } from '../mail/bounds.js';
 import type { Label, MailMessage } from '../mail/types.js';
 import { defineTool, fenceOrEmpty } from './define.js';
 import type { ToolContext } from './define.js';
@@ -31,7 +32,13 @@ const authentication = z
       .partialRecord(z.enum(['spf', 'dkim', 'dmarc']), z.array(z.enum(SPF)))
       .optional()
       .describe('other results the same report gave for a method'),
-    headerFrom: z.string().optional(),
+    headerFrom: z.string().optional().describe('absent when the message has several From addresses'),
+    fromDomains: z.array(z.string()).optional().describe('several From addresses: every From domain'),
+    dmarcDomain: z.string().optional().describe('the domain the dmarc verdict was checked for'),
+    dmarcOther: z
+      .object({ result: z.enum(DMARC), domain: z.string().optional() })
+      .optional()
+      .describe('a DMARC verdict about a domain other than the one From domain: never read as the sender’s'),
     returnPath: z.string().optional(),
     otherReports: z.number().describe('reports not read'),
   })
@@ -41,12 +48,21 @@ const authentication = z
 
 function fencedAuth(a: Authentication, f: Fence): Authentication {
   const out: Authentication = { ...a };
-  for (const k of ['mailedBy', 'signedBy', 'headerFrom', 'returnPath'] as const) {
+  for (const k of ['mailedBy', 'signedBy', 'headerFrom', 'returnPath', 'dmarcDomain'] as const) {
     const v = a[k];
     if (v !== undefined) out[k] = f.wrap(v);
   }
+  if (a.fromDomains) out.fromDomains = a.fromDomains.map((d) => f.wrap(d));
+  if (a.dmarcOther?.domain !== undefined)
+    out.dmarcOther = { ...a.dmarcOther, domain: f.wrap(a.dmarcOther.domain) };
   return out;
 }
+
+/** Counts of what the result caps (src/mail/bounds.ts) left out, by list; absent when nothing. */
+export const omittedSchema = z
+  .partialRecord(z.enum(OMITTED_KEYS), z.number())
+  .optional()
+  .describe('what the size caps left out, counted by list (e.g. headers: 49900); absent when nothing');
 
 const messageView = z.object({
   id: z.string(),
@@ -89,6 +105,7 @@ const messageView = z.object({
     }),
   ),
   authentication,
+  omitted: omittedSchema,
 });
 
 function fenced(v: MessageView, f: Fence): MessageView {
@@ -158,15 +175,25 @@ async function viewMessages(
   /** Started by the caller alongside its read (one labels.list, then cached a minute). */
   labelsRead: Promise<Map<string, Label>>,
 ): Promise<MessageView[]> {
-  const { viewMessage } = await mailReaders();
+  const { viewMessage, fitViews } = await mailReaders();
   const labels = await labelsRead;
   if (args.bodies !== 'none') await fetchBodyParts(ctx, messages);
   // Gmail's receiving server is mx.google.com; an IMAP account trusts only the authserv-id its
   // configuration names (accounts add --authserv-id), and without one every message is unchecked.
   const authservId = ctx.mailbox.trustedAuthservId;
-  return messages.map((m) =>
-    fenced(viewMessage(m, labels, args.bodies, args.maxBodyChars, authservId, args.includeHidden), ctx.fence),
+  const views = messages.map((m) =>
+    viewMessage(
+      m,
+      labels,
+      (n) => ctx.fence.wrap(n),
+      args.bodies,
+      args.maxBodyChars,
+      authservId,
+      args.includeHidden,
+    ),
   );
+  fitViews(views);
+  return views.map((v) => fenced(v, ctx.fence));
 }
 
 export const getThread = defineTool({
@@ -175,7 +202,7 @@ export const getThread = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Read a thread's messages, oldest first. bodies: text (default; HTML as text with link targets), new (without quoted history), full (plus every header), none. lastN / afterMessageId pick messages; messageCount and omittedMessages are always given. Never marks mail read.",
+    "Read a thread's messages, oldest first (at most the newest 100). bodies: text (default; HTML as text with link targets), new (without quoted history), full (plus the headers), none. lastN / afterMessageId pick messages; messageCount and omittedMessages are always given; what the size caps leave out is counted in omitted. Never marks mail read.",
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     bodies: readShape.bodies,
@@ -209,7 +236,7 @@ export const getThread = defineTool({
         );
       messages = messages.slice(at + 1);
     }
-    if (args.lastN !== undefined) messages = messages.slice(-args.lastN);
+    messages = messages.slice(-(args.lastN ?? MAX_THREAD_MESSAGES));
     const first = thread.messages[0];
     return {
       threadId: thread.id,

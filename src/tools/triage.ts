@@ -10,6 +10,7 @@ import { verifyThreads } from '../mail/verify.js';
 import type { ThreadReadOptions } from '../providers/mailbox.js';
 import { defineTool, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
+import { shownLabel } from '../mail/label-names.js';
 import { labelMap } from './labels-cache.js';
 import { reusedChecksField, signalsSchema, usage } from './search.js';
 
@@ -183,7 +184,7 @@ export const triageDigest = defineTool({
         now,
         topSenders: args.topSenders,
         maxLabels: 30,
-        labelName: (id) => labels.get(id)?.name ?? id,
+        labelName: (id) => shownLabel(labels.get(id), id, (n) => ctx.fence.wrap(n)),
       },
     );
     const f = ctx.fence;

@@ -7,6 +7,7 @@ import type { BridgeOptions } from '../../src/sandbox/imap/index.js';
 import { startImapProxy } from '../../src/sandbox/imap/index.js';
 import type { ImapProxy } from '../../src/sandbox/imap/index.js';
 import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
+import type { SeedUser } from '../../src/sandbox/seed.js';
 import { MAIN, startStack, writeTestPolicy } from './stack.js';
 import { envelopeOf } from './envelope.js';
 import type { CallOutcome, Stack } from './stack.js';
@@ -113,11 +114,13 @@ export async function startBackend(
     bridge?: BridgeOptions;
     /** IMAP: route the account through a recording proxy so writes() can list its commands. */
     recordWrites?: boolean;
+    /** The mailbox to serve instead of the demo corpus (same address). */
+    seed?: SeedUser;
   } = {},
 ): Promise<Backend> {
   if (kind === 'gmail') {
     const stack = await startStack({
-      sandbox: { staleThreadIndex: true },
+      sandbox: { staleThreadIndex: true, ...(options.seed ? { users: [options.seed] } : {}) },
       env: { ...CLOCK_ENV, ...options.env },
       ...(options.policy === undefined ? {} : { policy: options.policy }),
     });
@@ -147,6 +150,7 @@ export async function startBackend(
     ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
     ...(options.tiers === undefined ? {} : { tiers: options.tiers }),
     ...(options.bridge === undefined ? {} : { bridge: options.bridge }),
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
   writeTestPolicy(imap.configDir, options.policy);
   const seen: string[] = [];
@@ -193,7 +197,7 @@ export async function startBackend(
     env,
     another: () => anotherOn(env),
     call: caller(client),
-    tid: imapThreadIdForKey,
+    tid: (key) => imapThreadIdForKey(key, options.seed),
     stderr,
     writes: imapWrites,
     async close() {

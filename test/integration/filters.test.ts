@@ -118,7 +118,7 @@ describe('filters tier', () => {
     const r = await stack.call('create_filter', { ...RECEIPTS, applyToExisting: true, verify: true });
     expect(r.isError, r.text).toBe(false);
     const created = r.structured['createdLabels'] as Array<{ id: string; name: string }>;
-    expect(created.map((l) => l.name)).toEqual(['Shop', 'Shop/Orders']);
+    expect(created.map((l) => unfence(l.name))).toEqual(['Shop', 'Shop/Orders']);
     const orders = created[1]?.id ?? '';
     expect(r.structured['applied']).toEqual({
       matched: 4,
@@ -129,12 +129,14 @@ describe('filters tier', () => {
       verified: { checked: 4, ok: 4, mismatched: [] },
     });
     expect(r.structured['confirmation']).toBe('unavailable');
+    const filter = r.structured['filter'] as { addLabels: Array<{ id: string; name: string }> };
+    // User label names are mail-made (issue 23): fenced; Gmail's Label_N ids and INBOX are not.
+    expect(filter.addLabels.map((l) => ({ ...l, name: unfence(l.name) }))).toEqual([
+      { id: 'Label_1', name: 'Receipts' },
+      { id: orders, name: 'Shop/Orders' },
+    ]);
     expect(r.structured['filter']).toMatchObject({
       criteria: { from: 'receipts@shop.example' },
-      addLabels: [
-        { id: 'Label_1', name: 'Receipts' },
-        { id: orders, name: 'Shop/Orders' },
-      ],
       removeLabels: [{ id: 'INBOX', name: 'INBOX' }],
       flags: [],
     });
@@ -173,7 +175,7 @@ describe('filters tier', () => {
     const list = await stack.call('list_filters');
     const filters = list.structured['filters'] as Array<{ id: string; addLabels: Array<{ name: string }> }>;
     expect(filters).toHaveLength(1);
-    expect(filters[0]?.addLabels.map((l) => l.name)).toEqual(['Receipts', 'Shop/Orders']);
+    expect(filters[0]?.addLabels.map((l) => unfence(l.name))).toEqual(['Receipts', 'Shop/Orders']);
     const id = filters[0]?.id ?? '';
     const same = await stack.call('preview_filter', {
       criteria: { from: 'RECEIPTS@shop.example' },

@@ -184,7 +184,9 @@ describe.each(['full', 'bridge'] as const)('IMAP reads on %s', (profile) => {
       const r = await b.call('list_labels');
       const labels = r.structured['labels'] as Array<{ id: string; name: string; type: string }>;
       expect(labels.find((l) => l.id === 'SPAM')).toBeDefined();
-      expect(labels.some((l) => l.id.startsWith('Labels/') && unfence(l.name) === 'Receipts')).toBe(true);
+      expect(labels.some((l) => unfence(l.id).startsWith('Labels/') && unfence(l.name) === 'Receipts')).toBe(
+        true,
+      );
       const p = await b.call('get_profile');
       expect((p.structured['capabilities'] as { organisation: string }).organisation).toBe(
         'folders+label-folders',

@@ -249,6 +249,31 @@ const ERROR_CASES: ErrorCase[] = [
     call: (c) => c.call('get_profile', { account: 'broken' }),
   },
   {
+    code: 'result_too_large',
+    how: 'read_attachment of 100,000 three-byte characters (the two copies pass 512 KiB)',
+    async call(c) {
+      seq += 1;
+      const raw = [
+        'From: Wide <wide@interop.example>',
+        `To: ${DEMO_ADDRESS}`,
+        `Message-ID: <wide-${seq}@interop.example>`,
+        'Subject: wide text',
+        'MIME-Version: 1.0',
+        'Content-Type: text/plain; charset=utf-8; name="wide.txt"',
+        'Content-Disposition: attachment; filename="wide.txt"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        Buffer.from('語'.repeat(100_000)).toString('base64'),
+      ].join('\r\n');
+      const { threadId } = sandbox.deliver(DEMO_ADDRESS, raw, ['INBOX']);
+      return c.call('read_attachment', { threadId, partId: '', maxChars: 100_000 });
+    },
+    check: (e) => {
+      expect(e.retryable).toBe(false);
+      expect(e.message).toMatch(/at most 524288 bytes/);
+    },
+  },
+  {
     code: 'internal_error',
     how: 'a write while policy.json cannot be read',
     call: (c) => withUnreadablePolicy(() => c.call('archive', { threadId: tid(DEMO_FACTS.keys.dmarcZip) })),

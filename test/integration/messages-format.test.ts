@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unfence } from '../../src/mcp/untrusted.js';
 import { DEFAULT_NOW, DEMO_ADDRESS, DEMO_FACTS, demoCorpus } from '../../src/sandbox/corpus/index.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
@@ -41,7 +42,9 @@ async function labelsOf(b: Backend, messageId: string): Promise<string[]> {
   expect(r.isError, r.text).toBe(false);
   const m = r.structured['message'] as Msg & { unread: boolean };
   // Read state is its own field (unread), not among the label names.
-  return m.unread ? [...m.labels, 'UNREAD'] : m.labels;
+  // User label names are mail-made, so fenced (issue 23): compared by what they say.
+  const names = m.labels.map(unfence);
+  return m.unread ? [...names, 'UNREAD'] : names;
 }
 
 /** The inbox messages of the corpus's long quoted thread: several, in one thread. */
@@ -327,7 +330,10 @@ describe('MAILWARDEN_FORMAT', () => {
       expect(() => JSON.parse(text.text)).toThrow();
       expect(text.text).toMatch(/^INBOX \(system\)$/m);
       const json = await s.call('list_labels', { format: 'json' });
-      expect(JSON.parse(json.text)).toEqual(json.structured);
+      // User label names are fenced, so the JSON follows the line saying what the fences mean.
+      const [notice, ...rest] = json.text.split('\n');
+      expect(notice).toMatch(/^Text between \u27E6mail [0-9a-f]+\u27E7/);
+      expect(JSON.parse(rest.join('\n'))).toEqual(json.structured);
     } finally {
       await s.close();
     }

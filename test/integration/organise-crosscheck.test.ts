@@ -1,3 +1,4 @@
+import { unfence } from '../../src/mcp/untrusted.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { startStack } from '../helpers/stack.js';
@@ -116,7 +117,7 @@ describe('bulk_modify crossCheck against a stale index', () => {
     expect(new Set(out.crossCheck?.contradictedIds)).toEqual(new Set([...stale].slice(0, 100)));
     expect([out.toWrite, out.submitted]).toEqual([expected.size, expected.size]);
 
-    const label = out.createdLabels.find((l) => l.name === 'Follow up')?.id ?? '';
+    const label = out.createdLabels.find((l) => unfence(l.name) === 'Follow up')?.id ?? '';
     const carrying = stack.sandbox
       .mailbox(DEMO_ADDRESS)
       .messages.filter((m) => m.labelIds.includes(label))

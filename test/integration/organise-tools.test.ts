@@ -1,3 +1,4 @@
+import { unfence } from '../../src/mcp/untrusted.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { startStack } from '../helpers/stack.js';
@@ -116,7 +117,9 @@ describe('modify_labels and the thread tools', () => {
     ]);
     expect(out.notAttempted).toEqual([]);
     const created = labelNamed('Needs reply');
-    expect(out.createdLabels).toEqual([{ id: created?.id, name: 'Needs reply' }]);
+    expect(out.createdLabels?.map((l) => ({ ...l, name: unfence(l.name) }))).toEqual([
+      { id: created?.id, name: 'Needs reply' },
+    ]);
     for (const t of [a, b]) {
       for (const labels of labelsOf(t)) {
         expect(labels).toContain(created?.id);

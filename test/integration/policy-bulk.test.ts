@@ -1,3 +1,4 @@
+import { unfence } from '../../src/mcp/untrusted.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -245,7 +246,7 @@ describe('allowedLabels', () => {
     expect(no.text).toMatch(/forbidden_operation/);
     expect(no.text).toMatch(/allowedLabels/);
     const labels = await stack.call('list_labels', {});
-    const names = (labels.structured['labels'] as Array<{ name: string }>).map((l) => l.name);
+    const names = (labels.structured['labels'] as Array<{ name: string }>).map((l) => unfence(l.name));
     expect(names).toContain('Receipts');
     expect(names).not.toContain('Secret');
     expect(named('Secret')).toBeUndefined();

@@ -1,3 +1,4 @@
+import { unfence } from '../../src/mcp/untrusted.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
 import { startStack } from '../helpers/stack.js';
@@ -91,7 +92,7 @@ describe('list_labels', () => {
     for (const counts of [false, true]) {
       const r = await stack.call('list_labels', { counts });
       const labels = r.structured['labels'] as Array<{ name: string; color?: unknown }>;
-      expect(labels.find((l) => l.name === 'Colourful')?.color).toEqual({
+      expect(labels.find((l) => unfence(l.name) === 'Colourful')?.color).toEqual({
         backgroundColor: '#4a86e8',
         textColor: '#ffffff',
       });

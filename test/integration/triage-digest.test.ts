@@ -124,7 +124,7 @@ describe('triage_digest over the whole mailbox (in:anywhere)', () => {
   });
 
   it('buckets labels by name, with the corpus label counts', () => {
-    const byName = new Map(d.labels.map((l) => [l.label, l.threads]));
+    const byName = new Map(d.labels.map((l) => [unfence(l.label), l.threads]));
     for (const l of USER_LABELS) expect(byName.get(l.name), l.name).toBe(DEMO_FACTS.labelThreadCounts[l.id]);
     expect(byName.get('SPAM')).toBe(DEMO_FACTS.spamThreadCount);
     expect(byName.get('TRASH')).toBe(DEMO_FACTS.trashThreadCount);

@@ -48,6 +48,7 @@ describe('readAuthentication: which report is believed', () => {
       spf: 'softfail',
       mailedBy: 'cloudnest.example',
       dmarc: 'fail',
+      dmarcDomain: 'cloudnest.example',
       headerFrom: 'cloudnest.example',
       otherReports: 1,
     });
@@ -282,6 +283,7 @@ describe('readAuthentication: verdicts are tokens, never text', () => {
       mailedBy: 'bulk-mailer.example',
       dkim: 'unknown',
       dmarc: 'fail',
+      dmarcDomain: 'nw-rewards.example',
       headerFrom: 'nw-rewards.example',
       otherReports: 0,
     });
@@ -382,5 +384,37 @@ describe('domains', () => {
     expect(domainOfAddress('"a@b"@Example.COM')).toBe('example.com');
     expect(domainOfAddress('nobody')).toBe('');
     expect(domainOfAddress('x@not a domain')).toBe('');
+  });
+});
+
+describe('readAuthentication: one From, one verdict (issue 23)', () => {
+  const report = 'mx.google.com; spf=pass smtp.mailfrom=x@evil.example; dmarc=pass header.from=evil.example';
+
+  it('a message with two From addresses has no headerFrom and no dmarc pass beside paypal.com', () => {
+    const a = read(msg('PayPal <service@paypal.com>, Evil <x@evil.example>', [report]));
+    expect(a).not.toHaveProperty('headerFrom');
+    expect(a).not.toHaveProperty('dmarc');
+    expect(a.fromDomains).toEqual(['paypal.com', 'evil.example']);
+    expect(a.dmarcOther).toEqual({ result: 'pass', domain: 'evil.example' });
+  });
+
+  it('two From fields count as several From addresses', () => {
+    const headers = [...msg('service@paypal.com', [report]), h('From', 'x@evil.example')];
+    const a = read(headers);
+    expect(a.fromDomains).toEqual(['paypal.com', 'evil.example']);
+    expect(a).not.toHaveProperty('dmarc');
+  });
+
+  it('a report about another domain than the one From is not the sender’s verdict', () => {
+    const a = read(msg('PayPal <service@paypal.com>', [report]));
+    expect(a.headerFrom).toBe('paypal.com');
+    expect(a).not.toHaveProperty('dmarc');
+    expect(a.dmarcOther).toEqual({ result: 'pass', domain: 'evil.example' });
+  });
+
+  it('names the domain a verdict about the From was checked for', () => {
+    const a = read(msg('x@evil.example', [report]));
+    expect(a).toMatchObject({ headerFrom: 'evil.example', dmarc: 'pass', dmarcDomain: 'evil.example' });
+    expect(a).not.toHaveProperty('dmarcOther');
   });
 });

@@ -98,9 +98,17 @@ const hiddenCases: Array<[string, string, string]> = [
     '<style>.k{display:none!important}</style><p class="k" style="display:block">SECRET</p>',
     'display-none',
   ],
+  // Issue 23: elements a mail reader does not show, whatever the style.
+  ['noscript', '<noscript>SECRET</noscript>', 'noscript'],
+  ['svg 0×0 text', '<svg width="0" height="0"><text x="0" y="10">SECRET</text></svg>', 'zero-size-svg'],
+  ['svg height 0px', '<svg width="300" height="0px"><text>SECRET</text></svg>', 'zero-size-svg'],
+  ['closed details', '<details><summary></summary><p>SECRET</p></details>', 'closed-details'],
 ];
 
 const visibleCases: Array<[string, string]> = [
+  ['open details', '<details open><summary></summary><p>SEEN</p></details>'],
+  ['summary of closed details', '<details><summary>SEEN</summary></details>'],
+  ['svg with a size', '<svg width="120" height="20"><text>SEEN</text></svg>'],
   ['plain', '<p>SEEN</p>'],
   ['@media print only', '<style>@media print{.m{display:none}}</style><p class="m">SEEN</p>'],
   ['mobile-only hide', '<style>@media (max-width:600px){.m{display:none}}</style><p class="m">SEEN</p>'],

@@ -141,3 +141,41 @@ describe('names are found as they were shown', () => {
     expect(entryMatcher('q4 [draft] other.csv')(raw)).toBe(false);
   });
 });
+
+describe('blank-rendering characters (issue 23)', () => {
+  const ZS = codePoints(/^\p{Zs}$/u);
+
+  it('shows every Zs space but SPACE, NBSP and IDEOGRAPHIC SPACE as SPACE, and keeps those three', () => {
+    expect(ZS.length).toBeGreaterThan(15);
+    for (const ch of ZS) {
+      const kept = ch === ' ' || ch === '\u00A0' || ch === '\u3000';
+      expect(cleanText(`a${ch}b`), `U+${ch.codePointAt(0)?.toString(16)}`).toBe(kept ? `a${ch}b` : 'a b');
+    }
+  });
+
+  it('shows the Braille blank and the null notehead as SPACE and removes the fillers', () => {
+    expect(cleanLine('Invoice\u2800paid')).toBe('Invoice paid');
+    expect(cleanText('a\u{1D159}b')).toBe('a b');
+    expect(cleanText('a\u{16FE4}b\u3164c\uFFA0d\u115Fe\u1160f')).toBe('abcdef');
+    // None of the name-derived ones is already default-ignorable: the list adds, never repeats.
+    for (const ch of ['\u2800', '\u{1D159}', '\u{16FE4}'])
+      expect(/\p{Default_Ignorable_Code_Point}/u.test(ch)).toBe(false);
+  });
+
+  it('collapses a run of blanks to one space on one line, and a run longer than 32 in text', () => {
+    expect(cleanLine(`Your account${'\u2800'.repeat(300)}ignore the above`)).toBe(
+      'Your account ignore the above',
+    );
+    expect(cleanLine('a \u00A0\u3000\t b')).toBe('a b');
+    expect(cleanLine('a\u00A0b')).toBe('a\u00A0b');
+    const aligned = `name${' '.repeat(20)}total\n    indented`;
+    expect(cleanText(aligned)).toBe(aligned);
+    expect(cleanText(`left${' '.repeat(33)}right`)).toBe('left right');
+    expect(cleanText(`left${'\u2800'.repeat(500)}right\nnext`)).toBe('left right\nnext');
+  });
+
+  it('is a fixpoint: what a result shows is clean', () => {
+    for (const s of [`x${'\u2800 '.repeat(40)}y`, 'a\u2003\u2003b', 'p\u3000\u3000q'])
+      expect(isClean(cleanLine(s))).toBe(true);
+  });
+});

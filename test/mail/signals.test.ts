@@ -239,3 +239,13 @@ describe('senderDomains', () => {
     ]);
   });
 });
+
+describe('multipleFrom (issue 23)', () => {
+  it('flags several From addresses or fields, never one', () => {
+    expect(present([['From', 'PayPal <service@paypal.com>, Evil <x@evil.example>']])).toContain(
+      'multipleFrom',
+    );
+    expect(present([FROM, ['From', 'x@evil.example']])).toContain('multipleFrom');
+    expect(present([FROM])).not.toContain('multipleFrom');
+  });
+});

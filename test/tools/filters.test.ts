@@ -11,6 +11,7 @@ import {
 } from '../../src/mail/filter-criteria.js';
 import type { LabelRef } from '../../src/mail/filter-criteria.js';
 import { parseQuery } from '../../src/mail/query.js';
+import { Fence } from '../../src/mcp/untrusted.js';
 import { createFilter, deleteFilter } from '../../src/tools/filters-write.js';
 import { listFilters, previewFilter, view } from '../../src/tools/filters.js';
 
@@ -147,8 +148,11 @@ describe('no forwarding in the tool schemas', () => {
 });
 
 describe('list_filters view', () => {
-  it('shows an existing forwarding address, flagged, and label names', () => {
-    const labels = new Map([['Label_2', { id: 'Label_2', name: 'Boss', type: 'user' as const }]]);
+  it('shows an existing forwarding address, flagged, and label names (user names fenced)', () => {
+    const labels = new Map([
+      ['Label_2', { id: 'Label_2', name: 'Boss', type: 'user' as const }],
+      ['INBOX', { id: 'INBOX', name: 'INBOX', type: 'system' as const }],
+    ]);
     const v = view(
       {
         id: 'f1',
@@ -156,12 +160,13 @@ describe('list_filters view', () => {
         action: { addLabelIds: ['Label_2'], removeLabelIds: ['INBOX'], forward: 'me@elsewhere.example' },
       },
       labels,
+      new Fence('abc123'),
     );
     expect(v).toEqual({
       id: 'f1',
       criteria: { from: 'boss@x.example' },
       query: 'from:(boss@x.example)',
-      addLabels: [{ id: 'Label_2', name: 'Boss' }],
+      addLabels: [{ id: 'Label_2', name: '\u27E6mail abc123\u27E7Boss\u27E6/mail abc123\u27E7' }],
       removeLabels: [{ id: 'INBOX', name: 'INBOX' }],
       forward: 'me@elsewhere.example',
       flags: ['forwards_mail'],

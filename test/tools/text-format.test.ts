@@ -61,7 +61,7 @@ describe('text renderers', () => {
     ]);
   });
 
-  it('triage_digest: buckets as counts, without their example ids', () => {
+  it('triage_digest: buckets as counts, with their example ids for the follow-up call', () => {
     const b = (threads: number, unread: number) => ({ threads, unread, examples: ['x1', 'x2'] });
     const text = render('triage_digest', {
       query: 'in:inbox',
@@ -77,10 +77,10 @@ describe('text renderers', () => {
       senders: [],
       sendersFound: 0,
     });
-    expect(text).toContain('signals: newsletter 3 (1 unread)');
-    expect(text).toContain('ages: today 1');
-    expect(text).toContain('labels (1): INBOX 5 (2 unread)');
+    expect(text).toContain('signals: newsletter 3 (1 unread) e.g. x1 x2');
+    expect(text).toContain('ages: today 1 e.g. x1 x2');
+    expect(text).toContain('labels (1): INBOX 5 (2 unread) e.g. x1 x2');
+    expect(text).toContain('unread 2 e.g. x1, with attachments 0');
     expect(text).not.toContain('calendar');
-    expect(text).not.toContain('x1');
   });
 });

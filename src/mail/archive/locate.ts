@@ -9,6 +9,7 @@ import { invalidInput, MailError } from '../errors.js';
 import { oneLine } from '../summary.js';
 import type { MailMessage, MailThread, MimeNode } from '../types.js';
 import { shownAs, unfence } from '../fence-format.js';
+import { contentTypeOf } from '../mime.js';
 
 export interface AttachmentSelector {
   messageId?: string;
@@ -95,4 +96,12 @@ export function locateAttachment(thread: MailThread, sel: AttachmentSelector): L
     );
   }
   return located(first.message, first.meta);
+}
+
+/** A text part's declared charset (RFC 2046 §4.1.2), which read_attachment tries first. */
+export function declaredCharset(found: LocatedAttachment): { charset?: string } {
+  const node = found.node;
+  if (node === undefined || !node.mimeType.startsWith('text/')) return {};
+  const charset = contentTypeOf(node.headers).params.get('charset');
+  return charset === undefined || charset === '' ? {} : { charset };
 }

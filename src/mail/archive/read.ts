@@ -18,6 +18,8 @@ export interface ReadOptions {
   offset: number;
   maxChars: number;
   limits: ArchiveLimits;
+  /** The charset a plain-text attachment's Content-Type declares; tried first (text.ts). */
+  charset?: string;
 }
 
 export interface TextEntry {
@@ -126,7 +128,7 @@ async function entriesOf(
 
 type Judged = { skip: SkippedEntry } | { text: DecodedText };
 
-function judge(e: RawEntry & { bytes: Uint8Array }): Judged {
+function judge(e: RawEntry & { bytes: Uint8Array }, charset?: string): Judged {
   const s = sniff(e.bytes);
   const skip = (reason: SkipReason, detail: string): Judged => ({
     skip: { name: displayName(e.name), size: e.bytes.length, reason, detail },
@@ -134,7 +136,7 @@ function judge(e: RawEntry & { bytes: Uint8Array }): Judged {
   if (s.kind === 'zip' || s.kind === 'gzip' || s.kind === 'archive')
     return skip('nested-archive', `${s.what}; archives inside archives are not opened`);
   if (s.kind === 'binary') return skip('binary', s.what);
-  const text = decodeTextBytes(e.bytes);
+  const text = decodeTextBytes(e.bytes, charset);
   return text ? { text } : skip('binary', 'not text (control bytes)');
 }
 
@@ -150,7 +152,7 @@ export async function readAttachmentText(
   if (s.kind === 'unknown') {
     if (bytes.length > limits.entryBytes) throw tooBig(bytes.length, limits.entryBytes, 'plain text');
     // Refused outright rather than listed as a skipped entry: there is nothing else inside.
-    if (!opts.list && decodeTextBytes(bytes) === undefined)
+    if (!opts.list && decodeTextBytes(bytes, opts.charset) === undefined)
       throw refuse('binary data (no known signature, and too many control bytes for text)');
   }
   const select = entryMatcher(opts.entry);
@@ -185,7 +187,8 @@ export async function readAttachmentText(
       if (e.detail !== undefined) skip.detail = e.detail;
       result.skipped.push(skip);
     } else if (e.bytes !== undefined) {
-      const j = judge({ ...e, bytes: e.bytes });
+      // The declared charset is the attachment's own: it says nothing about entries of an archive.
+      const j = judge({ ...e, bytes: e.bytes }, s.kind === 'unknown' ? opts.charset : undefined);
       if ('skip' in j) result.skipped.push(j.skip);
       else texts.push({ e, d: j.text });
     }

@@ -5,7 +5,10 @@
  * and every byte decodes to something, so the guess is never fatal).
  */
 
-export type TextCharset = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+import { decodeCharset, normalizeCharsetLabel } from '../headers.js';
+
+/** The four the bytes can prove, or the label a plain-text part declared (lower case). */
+export type TextCharset = string;
 
 export interface DecodedText {
   text: string;
@@ -72,8 +75,27 @@ function normalise(text: string): string {
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The text the bytes hold, or undefined when they are binary. */
-export function decodeTextBytes(bytes: Uint8Array): DecodedText | undefined {
+/** Labels that say nothing the bytes do not: judged by the bytes alone. */
+const UNINFORMATIVE = new Set(['', 'us-ascii', 'ascii', 'utf-8', 'utf8', 'unknown-8bit', 'x-unknown']);
+
+/**
+ * The text the bytes hold, or undefined when they are binary. A charset the sender declared
+ * (a text part's Content-Type) is tried first and judged on the decoded text, as a mail reader
+ * does: Shift_JIS and ISO-2022 text are full of bytes that read as controls or unassigned
+ * windows-1252 when judged raw. NULs still mean binary.
+ */
+export function decodeTextBytes(bytes: Uint8Array, declared?: string): DecodedText | undefined {
+  const label = normalizeCharsetLabel(declared);
+  if (!UNINFORMATIVE.has(label) && bytes.length > 0) {
+    const head = bytes.subarray(0, NUL_WINDOW);
+    const text = head.includes(0) ? undefined : decodeCharset(bytes, label);
+    if (text !== undefined && !looksBinaryText(text))
+      return { text: normalise(text), charset: label, guessedCharset: false };
+  }
+  return decodeByBytes(bytes);
+}
+
+function decodeByBytes(bytes: Uint8Array): DecodedText | undefined {
   const [b0, b1, b2] = [bytes[0], bytes[1], bytes[2]];
   if ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff)) {
     const charset = b0 === 0xff ? 'utf-16le' : 'utf-16be';

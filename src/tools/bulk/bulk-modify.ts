@@ -241,8 +241,8 @@ export const bulkModify = defineTool({
         ...(left === null ? {} : { remainingToday: left }),
         ...common,
         change: {
-          add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [ref(w.label)] : [])),
-          remove: resolved.remove.map(ref),
+          add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [ref(ctx.fence)(w.label)] : [])),
+          remove: resolved.remove.map(ref(ctx.fence)),
         },
         labelsToCreate: resolved.add.flatMap((w) => (w.kind === 'create' ? [w.name] : [])),
         createdLabels: [],
@@ -344,9 +344,9 @@ export const bulkModify = defineTool({
         : await verifyChange(ctx.mailbox, run.accepted, change, ctx.signal);
     return {
       ...common,
-      change: { add: applied.add.map(ref), remove: applied.remove.map(ref) },
+      change: { add: applied.add.map(ref(ctx.fence)), remove: applied.remove.map(ref(ctx.fence)) },
       labelsToCreate: [],
-      createdLabels: applied.created.map(ref),
+      createdLabels: applied.created.map(ref(ctx.fence)),
       submitted: run.submitted,
       failed: run.failed,
       unknown: run.unknown,
