@@ -196,6 +196,15 @@ const ERROR_CASES: ErrorCase[] = [
     check: (e) => expect(e.retryable).toBe(true),
   },
   {
+    code: 'deadline_exceeded',
+    how: 'Gmail never answers, and the call budget (MAILWARDEN_CALL_BUDGET_MS 6 s) runs out first',
+    call: (c) => withFaults([{ method: 'getProfile', kind: 'hang' }], () => c.call('get_profile')),
+    check: (e) => {
+      expect(e.retryable).toBe(true);
+      expect(e.message).toMatch(/MAILWARDEN_CALL_BUDGET_MS/);
+    },
+  },
+  {
     code: 'network_error',
     how: 'Gmail resets every connection',
     call: (c) => withFaults([{ method: 'getProfile', kind: 'reset' }], () => c.call('get_profile')),
@@ -291,6 +300,8 @@ beforeAll(async () => {
     MAILWARDEN_SANDBOX_URL: sandbox.url,
     MAILWARDEN_TOOLS: 'read,manage,filters',
     MAILWARDEN_CONFIRM: 'ask',
+    // Below the 20 s request deadline, so a request that never answers meets the budget first.
+    MAILWARDEN_CALL_BUDGET_MS: '6000',
   };
   http = await startHttp({ ...env, MAILWARDEN_TOKEN: TOKEN });
   target = { env, http: { url: http.url, token: TOKEN } };
