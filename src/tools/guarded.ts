@@ -90,6 +90,17 @@ export function gateItem(t: MailThread, action: GateIntent['action']): GateItem 
 }
 
 /**
+ * One thread's write: the messages the judging read found (options.messageIds) and the labels it
+ * saw on them (`labels`); returns the messages changed, when the provider says.
+ */
+export type ThreadWrite = (
+  mailbox: Mailbox,
+  threadId: string,
+  options: ThreadWriteOptions,
+  labels: readonly string[],
+) => Promise<number | undefined>;
+
+/**
  * Judges, then writes the allowed threads with `write` (which returns the messages changed), and
  * reports every thread: changed, failed, refused or notAttempted.
  */
@@ -97,13 +108,7 @@ export async function guardedPerThread(
   ctx: ToolContext,
   ids: readonly string[],
   intent: GateIntent,
-  /** `labels`: the labels the judging read saw on the thread's messages. */
-  write: (
-    mailbox: Mailbox,
-    threadId: string,
-    options: ThreadWriteOptions,
-    labels: readonly string[],
-  ) => Promise<number | undefined>,
+  write: ThreadWrite,
   /** The labels the write leaves on every message: read back when its answer never came. */
   expect?: LabelChange,
   /**

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
+import type { LabelChange } from '../providers/mailbox.js';
 import type { AnyTool, ToolContext } from './define.js';
 import { defineTool } from './define.js';
 import { changeIntent, checkAppliedLabels, guardedAction } from './bulk/policy.js';
 import { guardedPerThread } from './guarded.js';
 import { guardedPerMessage } from './guarded-messages.js';
 import type { MessageReport } from './guarded-messages.js';
-import type { GuardedReport } from './guarded.js';
+import type { GuardedReport, ThreadWrite } from './guarded.js';
 import type { GateIntent } from '../policy/gate.js';
 import { labelRef, materialize, ref, resolveChange } from './labels.js';
 import type { AppliedChange } from './labels.js';
@@ -85,12 +85,7 @@ function perTarget(
   ctx: ToolContext,
   args: Targets,
   intent: GateIntent,
-  write: (
-    mailbox: Mailbox,
-    threadId: string,
-    options: ThreadWriteOptions,
-    labels: readonly string[],
-  ) => Promise<number | undefined>,
+  write: ThreadWrite,
   expect: LabelChange,
   forMessage: (labels: readonly string[]) => LabelChange = () => expect,
   prepare?: () => Promise<void>,

@@ -103,13 +103,6 @@ interface PendingWrite {
   reject: (e: unknown) => void;
 }
 
-/** The keys whose values are defined (exactOptionalPropertyTypes forbids explicit undefined). */
-function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]?: Exclude<T[K], undefined>;
-  };
-}
-
 export class ImapMailbox implements Mailbox {
   readonly provider = 'imap' as const;
   readonly batchesReads = true;
@@ -808,7 +801,12 @@ export class ImapMailbox implements Mailbox {
       throw invalidInput('change', 'add or remove at least one label');
     const key = JSON.stringify([change.add, change.remove, options.agentLabel ?? null]);
     return new Promise((resolve, reject) => {
-      const item: PendingWrite = { threadId, resolve, reject, ...defined({ judged: options.messageIds }) };
+      const item: PendingWrite = {
+        threadId,
+        resolve,
+        reject,
+        ...(options.messageIds === undefined ? {} : { judged: options.messageIds }),
+      };
       const flush = () => {
         const batch = this.pendingWrites.get(key);
         this.pendingWrites.delete(key);
@@ -981,7 +979,7 @@ export class ImapMailbox implements Mailbox {
       }
       b.resolve(
         (b.judged ?? []).map((id) => {
-          const m = this.judgedMessage(messages, id);
+          const m = messages.find((x) => x.id === id);
           const before = m === undefined ? [] : labelIdsOf(m);
           const labels = new Set(before.filter((l) => !applied.remove.includes(l)));
           for (const l of applied.add) labels.add(l);
@@ -1027,10 +1025,6 @@ export class ImapMailbox implements Mailbox {
       }
       return out;
     });
-  }
-
-  private judgedMessage(messages: readonly ReadMessage[], id: string): ReadMessage | undefined {
-    return messages.find((m) => m.id === id);
   }
 
   private async flushWrites(
