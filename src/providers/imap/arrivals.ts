@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { ImapFlow } from 'imapflow';
+import type { ImapFlow, MailboxObject } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
 import { MAX_DECIDED } from '../../mail/inbox-mark.js';
 import type { UidArrivals, UidMark, UidMarkAt } from '../mailbox.js';
 import { parseImapId } from './ids.js';
 import type { Folder } from './query.js';
 import { fetchCopies, opened, readCopy, searchUids, toMailMessage } from './reader.js';
+import type { Copy } from './reader.js';
 import type { MailMessage } from '../../mail/types.js';
 
 /*
@@ -24,11 +25,16 @@ export function messageIdHash(id: string): string {
 /** A fresh EXAMINE: a connection that already has INBOX open holds its UIDNEXT from then. */
 async function reexamine(
   client: ImapFlow,
-): Promise<{ uidValidity: string; uidNext: number; exists: number }> {
+): Promise<{ uidValidity: string; uidNext: number; exists: number; box: MailboxObject }> {
   try {
     const box = await client.mailboxOpen(INBOX.path, { readOnly: true });
     opened(client);
-    return { uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext), exists: box.exists };
+    return {
+      uidValidity: String(box.uidValidity),
+      uidNext: Number(box.uidNext),
+      exists: box.exists,
+      box,
+    };
   } catch (e) {
     throw new MailError('upstream_unavailable', `cannot open INBOX: ${(e as Error).message}`, { cause: e });
   }
@@ -46,18 +52,18 @@ interface Listed {
 async function describe(client: ImapFlow, uids: readonly number[], full = false): Promise<Listed[]> {
   if (uids.length === 0) return [];
   const rows = await fetchCopies(client, INBOX, uids, full ? 'full' : 'links');
-  return rows
-    .map(({ copy, bytes }) => {
-      const m = readCopy(copy, bytes, full);
-      return {
-        uid: copy.uid,
-        id: m.id,
-        threadId: m.threadId,
-        internalDate: copy.internalDate,
-        ...(full ? { message: toMailMessage(m) } : {}),
-      };
-    })
-    .sort((a, b) => a.uid - b.uid);
+  return rows.map(({ copy, bytes }) => listed(copy, bytes, full)).sort((a, b) => a.uid - b.uid);
+}
+
+function listed(copy: Copy, bytes: Parameters<typeof readCopy>[1], full: boolean): Listed {
+  const m = readCopy(copy, bytes, full);
+  return {
+    uid: copy.uid,
+    id: m.id,
+    threadId: m.threadId,
+    internalDate: copy.internalDate,
+    ...(full ? { message: toMailMessage(m) } : {}),
+  };
 }
 
 export async function inboxSince(
@@ -72,6 +78,21 @@ export async function inboxSince(
   const base = { uidValidity, uidNext, reset, excludedDecided: 0 };
   const valid = mark !== undefined && !reset;
   if ((valid && uidNext <= mark.uid + 1) || box.exists === 0) return { ...base, total: 0, items: [] };
+  // UIDs only grow (RFC 3501 §2.3.1.1): above the mark there are at most UIDNEXT - mark - 1
+  // messages. When that fits in the page, one FETCH of everything above the mark is the listing
+  // and its count; the SEARCH that would count first is spared.
+  const from = valid ? mark.uid + 1 : 1;
+  const fits = valid ? uidNext - from <= limit : box.exists <= limit && !(reset && mark.decided.length > 0);
+  if (fits) {
+    const rows = await fetchCopies(client, INBOX, `${from}:*`, full ? 'full' : 'links');
+    const items = rows
+      // "N:*" names the last message even when every UID is below N (RFC 3501 §6.4.8).
+      .filter(({ copy }) => copy.uid >= from)
+      .map(({ copy, bytes }) => listed(copy, bytes, full))
+      .sort((a, b) => a.uid - b.uid);
+    const newest = items.at(-1)?.uid;
+    return { ...base, total: items.length, items, ...(newest === undefined ? {} : { newestUid: newest }) };
+  }
   let uids = valid
     ? (await searchUids(client, { uid: `${mark.uid + 1}:*` })).filter((u) => u > mark.uid)
     : await searchUids(client, {});
@@ -107,6 +128,12 @@ export async function inboxSince(
 export async function uidMarkAt(
   client: ImapFlow,
   target: { uid: number } | { messageId: string },
+  /**
+   * INBOX's UID → message rows this server already holds, when the fresh EXAMINE proves them
+   * complete (folder-index.ts): a UID's Message-ID never changes, so they stand in for the SEARCH
+   * and the FETCH below.
+   */
+  known?: (box: MailboxObject) => ReadonlyMap<number, { id: string }> | undefined,
 ): Promise<UidMarkAt> {
   const box = await reexamine(client);
   const { uidValidity, uidNext } = box;
@@ -130,6 +157,15 @@ export async function uidMarkAt(
         `message ${target.messageId.slice(0, 40)} is not in the inbox; pass the uid from list_new_mail instead`,
       );
     uid = last;
+  }
+  const rows = known?.(box.box);
+  if (rows !== undefined) {
+    const kept = [...rows.keys()]
+      .filter((u) => u <= uid)
+      .sort((a, b) => a - b)
+      .slice(-MAX_DECIDED);
+    const decided = kept.map((u) => messageIdHash((rows.get(u) as { id: string }).id));
+    return { uidValidity, uidNext, uid, decided };
   }
   const below = box.exists === 0 ? [] : await searchUids(client, { uid: `1:${uid}` });
   const kept = below.filter((u) => u <= uid).slice(-MAX_DECIDED);

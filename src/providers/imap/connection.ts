@@ -296,6 +296,7 @@ class Pool implements PooledImapSession {
     }
     this.loginCount++;
     this.caps = new Set([...client.capabilities.keys()].map((k) => k.toUpperCase()));
+    spareListings(client);
     if (this.closed) {
       client.close();
       throw new MailError('internal_error', `the IMAP session for ${this.where} was closed`);
@@ -379,3 +380,31 @@ class Pool implements PooledImapSession {
     this.idleTimer = undefined;
   }
 }
+
+/**
+ * Two listings imapflow would otherwise send on every new connection, on Bridge a second each:
+ * - its SELECT first runs `LIST "" <path>` (and LSUB) for a folder it has not listed yet, only to
+ *   copy the folder's delimiter and special-use flag into the answer. INBOX exists on every server
+ *   (RFC 3501 §5.1), so it is entered as listed, and the gate's first EXAMINE INBOX goes out alone;
+ * - every LIST is followed by an LSUB to learn subscriptions, which nothing here reads (the folder
+ *   model takes every listed folder, subscribed or not). `skipLsub` is imapflow's own latch for a
+ *   server that refuses LSUB.
+ */
+function spareListings(client: ImapFlow): void {
+  const inner = client as unknown as { folders?: Map<string, unknown>; skipLsub?: boolean };
+  inner.skipLsub = true;
+  if (inner.folders instanceof Map && !inner.folders.has('INBOX'))
+    inner.folders.set('INBOX', {
+      path: 'INBOX',
+      pathAsListed: 'INBOX',
+      name: 'INBOX',
+      delimiter: client.namespace?.delimiter ?? '/',
+      parent: [],
+      parentPath: '',
+      flags: new Set<string>(),
+      specialUse: '\\Inbox',
+      listed: true,
+      subscribed: true,
+    });
+}
+

@@ -293,6 +293,19 @@ export class FolderIndex {
   }
 
   /**
+   * The rows of `path` when a fresh EXAMINE of it (`box`, this call's) proves them complete: same
+   * UIDVALIDITY and UIDNEXT as when they were last brought up to date, and as many rows as the
+   * folder holds messages. Otherwise undefined, and nothing is fetched.
+   */
+  rowsIfCurrent(path: string, box: MailboxObject): ReadonlyMap<number, ReadMessage> | undefined {
+    const state = this.states.get(path);
+    const s = statusOfBox(box);
+    if (state === undefined || s === undefined) return undefined;
+    if (state.uidValidity !== s.uidValidity || state.uidNext !== s.uidNext) return undefined;
+    return state.rows.size === s.messages ? state.rows : undefined;
+  }
+
+  /**
    * UIDs in this folder of each Message-ID asked for: locating copies, so a read-only call may
    * take a recent check of the folder (see above).
    */

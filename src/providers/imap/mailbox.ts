@@ -1240,7 +1240,7 @@ export class ImapMailbox implements Mailbox {
 
   uidMarkAt(target: { uid: number } | { messageId: string }, signal?: AbortSignal): Promise<UidMarkAt> {
     return this.session.use(
-      (client) => uidMarkAt(client, target),
+      (client) => uidMarkAt(client, target, (box) => this.index.rowsIfCurrent('INBOX', box)),
       signal === undefined ? { retry: true } : { retry: true, signal },
     );
   }

@@ -92,6 +92,9 @@ export interface BridgeFront {
 const GLUON_FLAGS = '(\\Seen \\Flagged \\Deleted $Forwarded Forwarded)';
 const NOT_ALLOWED = 'operation not allowed';
 const BEFORE_AUTH = new Set(['IMAP4rev1', 'STARTTLS', 'IDLE', 'ID']);
+/** The ID answer of Bridge's IMAP server (the version info proton-bridge hands gluon). */
+const BRIDGE_ID =
+  '("name" "Proton Mail Bridge" "version" "3.21.2" "os" "linux" "vendor" "Proton AG" "support-url" "https://proton.me/support/bridge")';
 
 const isInbox = (name: string | undefined): boolean => name?.toUpperCase() === 'INBOX';
 
@@ -367,6 +370,14 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
           secure = true;
           return;
         }
+        case 'ID':
+          // gluon answers ID itself, with its own version info (name, version, os, vendor,
+          // support-url), before and after login alike: internal/session/handle_id.go,
+          // imap/id.go (NewIMAPIDFromVersionInfo). A client that judges the server by its ID
+          // answer (imapflow asks again after login when the first answer had under two keys)
+          // sees what it would see from Bridge.
+          toClient(`* ID ${BRIDGE_ID}\r\n`);
+          return answerLocally(q, tag, 'OK ID');
         case 'AUTHENTICATE':
           // gluon has no AUTHENTICATE (and lists no AUTH=): its parser refuses the word.
           return answerLocally(q, tag, 'BAD unknown command');
