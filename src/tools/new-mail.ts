@@ -412,12 +412,14 @@ export const markHandled = defineTool({
     mark: markSchema,
     previous: markSchema,
     moved: z.enum(['forward', 'backward', 'unchanged']),
+    usage: usage.describe('provider requests (IMAP: commands) this answer cost'),
   }),
   async handle(ctx, args) {
     if ((args.uid === undefined) === (args.messageId === undefined))
       throw invalidInput('uid', 'pass exactly one of uid and messageId');
     const store = marksOf(ctx);
     const mb = ctx.mailbox;
+    const before = mb.usage();
     const now = ctx.clock.now();
     const backwards = (what: string): MailError =>
       invalidInput(
@@ -459,10 +461,12 @@ export const markHandled = defineTool({
       next = gmailMarkAt(mb.account, m, order < 0 ? undefined : previous, now);
     }
     await store.write(next);
+    const after = mb.usage();
     return {
       mark: markView(next),
       previous: markView(previous),
       moved: order > 0 ? ('forward' as const) : order < 0 ? ('backward' as const) : ('unchanged' as const),
+      usage: { requests: after.requests - before.requests, quotaUnits: after.quotaUnits - before.quotaUnits },
     };
   },
 });

@@ -163,3 +163,56 @@ describe.each(['full', 'bridge'] as const)('moves out of the inbox on %s', (prof
     expect(at[spam]).not.toContain('mailwarden');
   });
 });
+
+describe.each(['full', 'bridge'] as const)("the timer's loop on %s", (profile) => {
+  let b: Backend;
+  let server: DovecotServer;
+  const append = (raw: string) => withMailClient(server, (c) => c.append('INBOX', raw, []));
+  const loopTag = `${tag}loop`;
+  const lmid = (n: string) => `${loopTag}-${n}@example.net`;
+  const loopMail = (n: string) => mail(n, `Bulletin <${n}@bulletins.example>`).replaceAll(tag, loopTag);
+
+  beforeAll(async () => {
+    b = await startBackend(profile, {
+      delayMs: 0,
+      policy: { default: { dailyMoveCap: 0 } },
+      env: { MAILWARDEN_IMAP_RECHECK_MS: '0' },
+    });
+    server = (b.imap as NonNullable<Backend['imap']>).server;
+  }, 180_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('new mail that fits the page is listed with one FETCH, and mark_handled after the archive asks only INBOX', async () => {
+    // Caught up: everything up to this message is handled.
+    await append(loopMail('seen'));
+    const caught = await b.call('mark_handled', {
+      messageId: `m${Buffer.from(lmid('seen'), 'utf8').toString('base64url')}`,
+    });
+    expect(caught.isError, caught.text).toBe(false);
+    for (const n of ['a', 'b', 'c']) await append(loopMail(n));
+
+    const listed = await b.call('list_new_mail', { limit: 20 });
+    expect(listed.isError, listed.text).toBe(false);
+    const lines = listed.structured['messages'] as Array<{ threadId: string; subject: string }>;
+    expect(lines.map((l) => JSON.stringify(l.subject))).toEqual(
+      ['a', 'b', 'c'].map((n) => expect.stringContaining(`${loopTag} ${n}`)),
+    );
+    expect(listed.structured['total']).toBe(3);
+    // EXAMINE INBOX and one FETCH of everything above the mark: no SEARCH to count first.
+    expect(requests(listed)).toBe(2);
+
+    const archived = await b.call('archive', { threadIds: lines.map((l) => l.threadId) });
+    expect(archived.isError, archived.text).toBe(false);
+    expect((archived.structured['changed'] as unknown[]).length).toBe(3);
+
+    const marked = await b.call('mark_handled', listed.structured['markHandled'] as Record<string, unknown>);
+    expect(marked.isError, marked.text).toBe(false);
+    // One EXAMINE: the UIDs below the mark and their Message-IDs come from the rows the archive
+    // just read, which the EXAMINE proves complete.
+    expect(requests(marked)).toBe(1);
+    const after = await b.call('list_new_mail', { limit: 20 });
+    expect(after.structured['total']).toBe(0);
+  });
+});
