@@ -54,7 +54,7 @@ import {
 import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
-import { componentOf, gatherThreads, locateByMessageId } from './threads.js';
+import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
@@ -631,6 +631,10 @@ export class ImapMailbox implements Mailbox {
     const p = parseImapId(messageId, 'messageId');
     if (p.kind === 'thread') throw invalidInput('messageId', 'this is a thread id; pass a message id');
     return this.read(async (client, model) => {
+      if (p.kind === 'message') {
+        const viaAll = await messageViaAllMail(client, model, p.messageId, options.format, this.indexUse);
+        if (viaAll !== undefined) return toMailMessage(viaAll);
+      }
       const [m] = await this.locateMessages(client, model, [p]);
       const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
       if (m !== undefined && c !== undefined) {
@@ -681,10 +685,15 @@ export class ImapMailbox implements Mailbox {
     if (signal !== undefined) this.syncedCalls.set(signal, client);
   }
 
-  /** Writes never retry on their own: a write whose answer was lost is reported, not repeated. */
+  /**
+   * Writes never retry on their own: a write whose answer was lost is reported, not repeated.
+   * `narrowed`: the write marks the folders it touched itself (index.changed(touched)), so the
+   * checks other folders had stand; otherwise every check is void after it.
+   */
   private write<T>(
     fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
     signal?: AbortSignal,
+    narrowed = false,
   ): Promise<T> {
     return this.session.use(
       async (client) => {
@@ -693,8 +702,9 @@ export class ImapMailbox implements Mailbox {
         try {
           return await fn(client, await this.folders(client));
         } finally {
-          // Statuses seen before a write prove nothing after it, in any call.
-          this.index.changed();
+          // Statuses seen before a write prove nothing after it, in any call — of the folders it
+          // touched, when it says which (foldersTouched), else of all.
+          if (!narrowed) this.index.changed();
         }
       },
       signal === undefined ? { retry: false } : { retry: false, signal },
@@ -925,7 +935,7 @@ export class ImapMailbox implements Mailbox {
         } finally {
           this.index.changed(touched);
         }
-      }, signal);
+      }, signal, true);
     } catch (e) {
       if (isMailError(e) && e.code === 'invalid_input') {
         for (const b of batch) b.reject(e);
@@ -1050,11 +1060,14 @@ export class ImapMailbox implements Mailbox {
         const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
         // What the write touches is checked again by the read that verifies it; the rest stands.
         const touched = foldersTouched(model, messages, change);
-        await applyChange(client, model, messages, change);
-        this.index.changed(touched);
+        try {
+          await applyChange(client, model, messages, change);
+        } finally {
+          this.index.changed(touched);
+        }
         const after = await this.readThreads(client, model, ids, 'metadata', true);
         return { threads, after, model };
-      }, signal);
+      }, signal, true);
     } catch (e) {
       if (isMailError(e) && e.code === 'invalid_input') {
         for (const b of batch) b.reject(e);

@@ -204,10 +204,7 @@ export async function gatherThreads(
   if (all === undefined) return mergeCopies(await rounds(client, places, roots, format, false));
   const spamTrashInAll = model.proton === true;
   const outside = spamTrashInAll ? [] : places.filter((f) => f.role === 'junk' || f.role === 'trash');
-  const covered = places.filter(
-    (f) =>
-      (spamTrashInAll || (f.role !== 'junk' && f.role !== 'trash')) && (everyPlace || f.role !== 'archive'),
-  );
+  const covered = coveredPlaces(model, everyPlace);
   // Proton's All Mail holds Spam and Trash too (a label every message carries): there they are
   // located like any other place. Elsewhere Spam and Trash are outside All Mail and, as the issue
   // of threads goes, outside a conversation (Gmail's own get_thread aside): they are searched
@@ -227,6 +224,53 @@ export async function gatherThreads(
     ...m,
     copies: m.copies.filter((c) => c.folder.path !== all.path || m.copies.length === 1),
   }));
+}
+
+/**
+ * The folders All Mail covers whose copies make a message's labels: Proton's All Mail holds Spam
+ * and Trash too; Archive is known by elimination unless `everyPlace` (writes need its UIDs).
+ */
+function coveredPlaces(model: FolderModel, everyPlace: boolean): Folder[] {
+  const spamTrashInAll = model.proton === true;
+  return model.folders.filter(
+    (f) =>
+      f.kind !== 'virtual' &&
+      (spamTrashInAll || (f.role !== 'junk' && f.role !== 'trash')) &&
+      (everyPlace || f.role !== 'archive'),
+  );
+}
+
+/**
+ * One message read from its All Mail copy, with every place it sits: All Mail's index says
+ * whether and where it is there (a fresh EXAMINE checks it), one FETCH reads it in `format`, and
+ * the covered folders' indexes say where its other copies are, their flags lent by the copy just
+ * read. Undefined when All Mail does not hold it (or is too large to index): read it the other way.
+ */
+export async function messageViaAllMail(
+  client: ImapFlow,
+  model: FolderModel,
+  messageId: string,
+  format: ReadFormat,
+  use: IndexUse,
+): Promise<ReadMessage | undefined> {
+  const all = model.folders.find((f) => f.role === 'all');
+  if (all === undefined) return undefined;
+  const [hit] = (await use.index.uidsOf(client, all, [messageId], use.signal)) ?? [];
+  if (hit === undefined) return undefined;
+  const [row] = await fetchCopies(client, all, [hit.uid], format);
+  if (row === undefined) return undefined;
+  const read = readCopy(row.copy, row.bytes, format === 'full');
+  const located = await locateByMessageId(
+    client,
+    coveredPlaces(model, false),
+    [messageId],
+    use,
+    new Map([[messageId, row.copy.flags]]),
+  );
+  const [m] = mergeCopies([read, ...located]);
+  if (m === undefined) return undefined;
+  // Seen in no covered folder: it sits in Archive, which its All Mail copy alone says.
+  return { ...m, copies: m.copies.filter((c) => c.folder.path !== all.path || m.copies.length === 1) };
 }
 
 /** The messages connected to `root` through their links (a union-find over Message-IDs). */

@@ -138,6 +138,11 @@ export function foldersTouched(
   for (const mv of plan.moves.values()) out.add(mv.from.path).add(mv.to.path);
   for (const c of plan.copies.values()) out.add(c.to.path);
   for (const e of plan.expunges.values()) out.add(e.folder.path);
+  // Proton takes every label off mail it moves to Spam or Trash (Bridge then removes the copies
+  // from the label folders): on its layout such a move touches every label folder.
+  const binned = [...plan.moves.values()].some((mv) => mv.to.role === 'junk' || mv.to.role === 'trash');
+  if (model.proton === true && binned)
+    for (const f of model.folders) if (f.kind === 'label') out.add(f.path);
   return [...out];
 }
 
@@ -231,7 +236,7 @@ function copyUids(
     : undefined;
 }
 
-async function moveUids(
+export async function moveUids(
   client: ImapFlow,
   from: Folder,
   uids: readonly number[],
@@ -245,9 +250,23 @@ async function moveUids(
       'unsupported',
       'this IMAP server has neither MOVE (RFC 6851) nor UIDPLUS (RFC 4315): moving would need a plain EXPUNGE, which can remove other messages marked deleted, so mailwarden does not move mail here',
     );
+  refuseExpungeIn(from, 'moving mail out of it without MOVE');
   const copied = await client.messageCopy(set, to, { uid: true });
   await client.messageDelete(set, { uid: true });
   return copyUids(copied);
+}
+
+/**
+ * No EXPUNGE, plain or UID, ever runs in Trash or Drafts: on Proton Mail Bridge an expunge there
+ * deletes the message for good, every copy of it included (proton-bridge connector.go
+ * RemoveMessagesFromMailbox), and a person's own drafts are not the agent's to remove.
+ */
+export function refuseExpungeIn(folder: Folder, what: string): void {
+  if (folder.role === 'trash' || folder.role === 'drafts')
+    throw new MailError(
+      'unsupported',
+      `${what} would need an EXPUNGE in ${folder.path}, which on some servers (Proton Mail Bridge) deletes the message for good; mailwarden never expunges in Trash or Drafts`,
+    );
 }
 
 /** The UIDs of `uids` still in `folder` (one UID SEARCH): the rest left it. */
@@ -358,6 +377,7 @@ export async function applyChange(
   }
   for (const e of plan.expunges.values()) {
     const done = await guard(e.ids, async () => {
+      refuseExpungeIn(e.folder, 'removing this label');
       await select(client, e.folder.path);
       if (!client.capabilities.has('UIDPLUS'))
         throw new MailError('unsupported', 'removing a label folder copy needs UIDPLUS (UID EXPUNGE)');
