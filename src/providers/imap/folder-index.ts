@@ -124,6 +124,46 @@ export class FolderIndex {
     delete state.byLink;
   }
 
+  /**
+   * What this server's own write did, as the server answered it (COPYUID, the search after a
+   * move): copies that left are dropped from their folder's rows; copies that arrived are added
+   * where their new UIDs are exactly the next ones the folder would give (from the UIDNEXT the
+   * rows were proven at), so no other message can have taken a UID in between. The next check of
+   * a touched folder still runs live (changed()): when its UIDNEXT and count are what the rows
+   * now say, nothing is fetched; anything another client did meanwhile shows as a difference and
+   * is caught up as before.
+   */
+  applyWrite(
+    before: readonly ReadMessage[],
+    after: ReadonlyArray<{ id: string; outcome: string; copies?: readonly Copy[] }>,
+  ): void {
+    const key = (c: Copy) => `${c.folder.path}\u0000${c.uid}`;
+    const arrived = new Map<string, { uidValidity: string; rows: Array<[number, ReadMessage]> }>();
+    for (const r of after) {
+      const m = before.find((x) => x.id === r.id);
+      if (m === undefined || r.outcome !== 'changed' || r.copies === undefined) continue;
+      const now = new Set(r.copies.map(key));
+      const was = new Set(m.copies.map(key));
+      for (const c of m.copies) if (!now.has(key(c)) && c.uid > 0) this.forget(c.folder.path, [c.uid]);
+      for (const c of r.copies) {
+        if (was.has(key(c)) || c.folder.kind === 'virtual') continue;
+        const entry = arrived.get(c.folder.path) ?? { uidValidity: c.uidValidity, rows: [] };
+        entry.rows.push([c.uid, row({ ...m, copies: [c] })]);
+        arrived.set(c.folder.path, entry);
+      }
+    }
+    for (const [path, { uidValidity, rows }] of arrived) {
+      const state = this.states.get(path);
+      if (state === undefined || state.uidValidity !== uidValidity) continue;
+      const uids = rows.map(([u]) => u).sort((a, b) => a - b);
+      if (!uids.every((u, i) => u === state.uidNext + i)) continue;
+      for (const [uid, r] of rows) state.rows.set(uid, r);
+      state.uidNext += uids.length;
+      delete state.byMessageId;
+      delete state.byLink;
+    }
+  }
+
   private epochOf(path: string): number {
     return this.epochs.get(path) ?? 0;
   }

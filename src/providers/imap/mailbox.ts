@@ -30,7 +30,7 @@ import type {
 } from '../mailbox.js';
 import { inboxSince, uidMarkAt } from './arrivals.js';
 import { imapHistory, profileCursor } from './history.js';
-import { buildFolderModel, folderByRole, keywordLabelId, placesOf, userKeyword } from './folders.js';
+import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
 import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
 import { imapLabels } from './labels.js';
@@ -908,7 +908,6 @@ export class ImapMailbox implements Mailbox {
         const touched = foldersTouched(labelled.model, messages, applied);
         try {
           const done = await applyChange(client, labelled.model, messages, applied);
-          const left = new Set(done.filter((r) => r.outcome === 'changed').map((r) => r.id));
           // Where each message is now, for a restore of it (or the next write of this call).
           const at = this.now();
           for (const r of done) {
@@ -923,14 +922,7 @@ export class ImapMailbox implements Mailbox {
                 complete: true,
               });
           }
-          const inbox = folderByRole(labelled.model, 'inbox');
-          if (inbox !== undefined)
-            this.index.forget(
-              inbox.path,
-              messages
-                .filter((m) => left.has(m.id))
-                .flatMap((m) => m.copies.filter((c) => c.folder.path === inbox.path).map((c) => c.uid)),
-            );
+          this.index.applyWrite(messages, done);
           return new Map(done.map((r) => [r.id, r]));
         } finally {
           this.index.changed(touched);
@@ -1061,7 +1053,7 @@ export class ImapMailbox implements Mailbox {
         // What the write touches is checked again by the read that verifies it; the rest stands.
         const touched = foldersTouched(model, messages, change);
         try {
-          await applyChange(client, model, messages, change);
+          this.index.applyWrite(messages, await applyChange(client, model, messages, change));
         } finally {
           this.index.changed(touched);
         }
