@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ImapFlow, ListResponse } from 'imapflow';
 import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
@@ -34,9 +33,7 @@ import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folde
 import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
 import { imapLabels } from './labels.js';
-import { imapMessageFacts, matchesLocally } from './facts.js';
-import { labelNamesOf, planSearch } from './query.js';
-import type { FolderModel, SearchPlan } from './query.js';
+import type { FolderModel } from './query.js';
 import {
   beginUse,
   examine,
@@ -57,6 +54,8 @@ import type { ImapSettings } from './settings.js';
 import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
+import { checkMax, searchPage } from './search-pages.js';
+import type { SearchContext } from './search-pages.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
 import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
 import type { WriteReport } from './writer.js';
@@ -250,203 +249,15 @@ export class ImapMailbox implements Mailbox {
     return this.address ? substituteMe(node, this.address) : node;
   }
 
-  /**
-   * One page of search results: the server's hits in every planned folder (UID SEARCH, then one
-   * FETCH of Message-ID/References/In-Reply-To, flags and INTERNALDATE for all of them, so order
-   * and threads are known without bodies), newest first, grouped into threads or kept as
-   * messages; then, when the query has terms IMAP SEARCH cannot decide the way Gmail does
-   * (words, attachments), the hits of the page are read and checked locally, batch by batch,
-   * until the page is full.
-   */
-  private async page(
-    client: ImapFlow,
-    model: FolderModel,
-    node: QueryNode,
-    options: SearchOptions,
-    unit: 'thread' | 'message',
-  ): Promise<Page<MessageRef>> {
-    // A label: term names a label; keyword names are learnt only then.
-    if (someTerm(node, (f) => f === 'label')) model = await this.withKeywords(client, model);
-    const plan = planSearch(node, model, this.now());
-    if (plan.empty) return { items: [], resultSizeEstimate: 0, checks: plan.checks };
-    // labelIds naming a folder (a snooze folder, Labels/X) are answered in that folder, where the
-    // copies carry the label; All Mail's copies would not say where they sit.
-    const inFolder = (options.labelIds ?? [])
-      .map((id) => model.folders.find((f) => f.labelId === id && f.kind !== 'virtual'))
-      .find((f) => f !== undefined);
-    const paths = inFolder === undefined ? plan.folders : [inFolder.path];
-    const wanted = options.labelIds ?? [];
-    // Hits are grouped and ordered from what never changes (links, dates), which the folder index
-    // holds; only a label filter made of flags needs the hits' live flags.
-    const folderLabels = new Set(
-      placesOf(model).flatMap((f) => (f.labelId === undefined ? [] : [f.labelId])),
-    );
-    const indexed = wanted.every((id) => folderLabels.has(id) && id !== 'DRAFT');
-    const found = await this.searchFolders(client, model, paths, plan.criteria, indexed);
-    // Copies in the observed folders only say where a hit also sits (a label folder's copy in
-    // Spam); they are never hits of their own.
-    const observed = await this.searchFolders(client, model, plan.observe, plan.criteria, indexed);
-    const hitIds = new Set(found.map((m) => m.id));
-    const copies = [...found, ...observed.filter((m) => hitIds.has(m.id))];
-    const hits = mergeCopies(copies).filter((m) => {
-      const labels = labelIdsOf(m);
-      return wanted.every((id) => labels.includes(id));
-    });
-    const units = new Map<
-      string,
-      { id: string; threadId: string; date: number; key: string; hits: ReadMessage[] }
-    >();
-    for (const m of hits) {
-      const id = unit === 'thread' ? m.threadId : m.id;
-      const date = toMailMessage(m).internalDate;
-      const u = units.get(id);
-      if (u === undefined) units.set(id, { id, threadId: m.threadId, date, key: keyOf(id), hits: [m] });
-      else {
-        u.hits.push(m);
-        u.date = Math.max(u.date, date);
-      }
-    }
-    const order = sortUnits([...units.values()]);
-    let start = cursorStart(order, options.pageToken);
-    const local = !plan.exact;
-    const items: typeof order = [];
-    let consumed = start;
-    if (!local) {
-      items.push(...order.slice(start, start + options.maxResults));
-      consumed = start + items.length;
-    } else {
-      const labelNames = labelNamesOf(model);
-      const full = needsBody(node);
-      const now = this.now();
-      while (items.length < options.maxResults && start < order.length) {
-        const batch = order.slice(start, start + options.maxResults - items.length);
-        start += batch.length;
-        const read = await this.reread(
-          client,
-          batch.flatMap((u) => u.hits),
-          full,
-        );
-        for (const u of batch) {
-          consumed++;
-          const ok = u.hits.some((h) => {
-            const m = read.get(h.id);
-            if (m === undefined) return false;
-            const mm = toMailMessage(m);
-            return matchesLocally(
-              node,
-              imapMessageFacts({
-                headers: m.headers,
-                root: m.root,
-                internalDate: mm.internalDate,
-                size: mm.sizeEstimate,
-                labelIds: mm.labelIds,
-                labelNames,
-              }),
-              now,
-            );
-          });
-          if (ok) items.push(u);
-          if (items.length === options.maxResults) break;
-        }
-      }
-    }
-    const last = order[consumed - 1];
-    return {
-      items: items.map((u) => ({ id: u.id, threadId: u.threadId })),
-      resultSizeEstimate: order.length,
-      checks: plan.checks,
-      ...(consumed < order.length && last !== undefined
-        ? { nextPageToken: `i${last.date}.${last.key}` }
-        : {}),
-    };
-  }
-
-  /**
-   * UID SEARCH in each folder (none when the criteria are ALL and the index holds the folder),
-   * then the hits' links, date and size: from the folder index where it holds them (`indexed`:
-   * the caller needs no flags), else one FETCH of links, flags, date and size.
-   */
-  private async searchFolders(
-    client: ImapFlow,
-    model: FolderModel,
-    paths: readonly string[],
-    criteria: SearchPlan['criteria'],
-    indexed: boolean,
-  ): Promise<ReadMessage[]> {
-    const out: ReadMessage[] = [];
-    for (const path of paths) {
-      const folder = model.folders.find((f) => f.path === path);
-      if (folder === undefined) continue;
-      const all = Object.keys(criteria).length === 0;
-      if (indexed && !all) {
-        // The search opens the folder anyway, and a fresh EXAMINE reports the numbers a STATUS
-        // would: the index check of this folder costs nothing more.
-        const held = holds(client, path);
-        const box = await examine(client, path);
-        if (!held) this.index.observed(path, box, this.indexUse.signal);
-      }
-      const rows = indexed ? await this.index.current(client, folder, this.indexUse.signal) : undefined;
-      if (rows !== undefined) {
-        if (rows.size === 0) continue;
-        if (!all) await examine(client, path);
-        const uids = all ? [...rows.keys()] : await searchUids(client, criteria);
-        const unknown: number[] = [];
-        for (const uid of uids) {
-          const r = rows.get(uid);
-          if (r === undefined) unknown.push(uid);
-          else out.push(r);
-        }
-        for (const { copy, bytes } of await fetchCopies(client, folder, unknown, 'links'))
-          out.push(readCopy(copy, bytes, false));
-        continue;
-      }
-      const box = await examine(client, path);
-      if (box.exists === 0) continue;
-      const uids = await searchUids(client, criteria);
-      for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links'))
-        out.push(readCopy(copy, bytes, false));
-    }
-    return out;
-  }
-
-  /** The hits' whole headers (or sources), one FETCH per folder. */
-  private async reread(
-    client: ImapFlow,
-    hits: readonly ReadMessage[],
-    full: boolean,
-  ): Promise<Map<string, ReadMessage>> {
-    const byFolder = new Map<
-      string,
-      { folder: (typeof hits)[number]['copies'][number]['folder']; uids: number[] }
-    >();
-    for (const h of hits) {
-      const c = h.copies[0];
-      if (c === undefined) continue;
-      const entry = byFolder.get(c.folder.path) ?? { folder: c.folder, uids: [] };
-      entry.uids.push(c.uid);
-      byFolder.set(c.folder.path, entry);
-    }
-    const out: ReadMessage[] = [];
-    for (const { folder, uids } of byFolder.values())
-      for (const r of await fetchCopies(client, folder, uids, full ? 'full' : 'metadata'))
-        out.push(readCopy(r.copy, r.bytes, full));
-    const map = new Map<string, ReadMessage>();
-    for (const m of out) {
-      // Keep every copy's place (labels come from all of them), with the flags just read where
-      // this read saw the copy.
-      const hit = hits.find((h) => h.id === m.id);
-      const live = (c: ReadMessage['copies'][number]) =>
-        m.copies.find((x) => x.folder.path === c.folder.path && x.uid === c.uid) ?? c;
-      map.set(m.id, hit === undefined ? m : { ...m, copies: hit.copies.map(live) });
-    }
-    return map;
+  private searchContext(): SearchContext {
+    return { use: this.indexUse, now: this.now(), withKeywords: (c, m) => this.withKeywords(c, m) };
   }
 
   async searchThreads(query: string, options: SearchOptions): Promise<Page<{ id: string }>> {
     checkMax(options.maxResults);
     const node = this.parse(query);
     return this.read(async (client, model) => {
-      const page = await this.page(client, model, node, options, 'thread');
+      const page = await searchPage(this.searchContext(), client, model, node, options, 'thread');
       return { ...page, items: page.items.map((i) => ({ id: i.id })) };
     }, options.signal);
   }
@@ -454,7 +265,10 @@ export class ImapMailbox implements Mailbox {
   async searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>> {
     checkMax(options.maxResults);
     const node = this.parse(query);
-    return this.read((client, model) => this.page(client, model, node, options, 'message'), options.signal);
+    return this.read(
+      (client, model) => searchPage(this.searchContext(), client, model, node, options, 'message'),
+      options.signal,
+    );
   }
 
   // Concurrent getThread calls (search reads each hit's thread) are answered together: one
@@ -901,33 +715,37 @@ export class ImapMailbox implements Mailbox {
     let reports: Map<string, WriteReport>;
     let applied: LabelChange = change;
     try {
-      reports = await this.write(async (client, model) => {
-        const labelled = await this.withAgentLabel(client, model, change, agentLabel);
-        applied = labelled.change;
-        checkDelta(labelled.model, applied, await this.keywordsAllowed(client, labelled.model));
-        const touched = foldersTouched(labelled.model, messages, applied);
-        try {
-          const done = await applyChange(client, labelled.model, messages, applied);
-          // Where each message is now, for a restore of it (or the next write of this call).
-          const at = this.now();
-          for (const r of done) {
-            const k = this.judged.get(r.id);
-            if (k === undefined) continue;
-            if (r.copies === undefined) this.judged.delete(r.id);
-            else
-              this.judged.set(r.id, {
-                ...k,
-                at,
-                message: { ...k.message, copies: r.copies },
-                complete: true,
-              });
+      reports = await this.write(
+        async (client, model) => {
+          const labelled = await this.withAgentLabel(client, model, change, agentLabel);
+          applied = labelled.change;
+          checkDelta(labelled.model, applied, await this.keywordsAllowed(client, labelled.model));
+          const touched = foldersTouched(labelled.model, messages, applied);
+          try {
+            const done = await applyChange(client, labelled.model, messages, applied);
+            // Where each message is now, for a restore of it (or the next write of this call).
+            const at = this.now();
+            for (const r of done) {
+              const k = this.judged.get(r.id);
+              if (k === undefined) continue;
+              if (r.copies === undefined) this.judged.delete(r.id);
+              else
+                this.judged.set(r.id, {
+                  ...k,
+                  at,
+                  message: { ...k.message, copies: r.copies },
+                  complete: true,
+                });
+            }
+            this.index.applyWrite(messages, done);
+            return new Map(done.map((r) => [r.id, r]));
+          } finally {
+            this.index.changed(touched);
           }
-          this.index.applyWrite(messages, done);
-          return new Map(done.map((r) => [r.id, r]));
-        } finally {
-          this.index.changed(touched);
-        }
-      }, signal, true);
+        },
+        signal,
+        true,
+      );
     } catch (e) {
       if (isMailError(e) && e.code === 'invalid_input') {
         for (const b of batch) b.reject(e);
@@ -1044,22 +862,26 @@ export class ImapMailbox implements Mailbox {
       model: FolderModel;
     };
     try {
-      written = await this.write(async (client, first) => {
-        const { change: applied, model } = await this.withAgentLabel(client, first, change, agentLabel);
-        change = applied;
-        checkDelta(model, change, await this.keywordsAllowed(client, model));
-        const threads = await this.readThreads(client, model, ids, 'metadata', true);
-        const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
-        // What the write touches is checked again by the read that verifies it; the rest stands.
-        const touched = foldersTouched(model, messages, change);
-        try {
-          this.index.applyWrite(messages, await applyChange(client, model, messages, change));
-        } finally {
-          this.index.changed(touched);
-        }
-        const after = await this.readThreads(client, model, ids, 'metadata', true);
-        return { threads, after, model };
-      }, signal, true);
+      written = await this.write(
+        async (client, first) => {
+          const { change: applied, model } = await this.withAgentLabel(client, first, change, agentLabel);
+          change = applied;
+          checkDelta(model, change, await this.keywordsAllowed(client, model));
+          const threads = await this.readThreads(client, model, ids, 'metadata', true);
+          const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
+          // What the write touches is checked again by the read that verifies it; the rest stands.
+          const touched = foldersTouched(model, messages, change);
+          try {
+            this.index.applyWrite(messages, await applyChange(client, model, messages, change));
+          } finally {
+            this.index.changed(touched);
+          }
+          const after = await this.readThreads(client, model, ids, 'metadata', true);
+          return { threads, after, model };
+        },
+        signal,
+        true,
+      );
     } catch (e) {
       if (isMailError(e) && e.code === 'invalid_input') {
         for (const b of batch) b.reject(e);
@@ -1259,22 +1081,6 @@ export class ImapMailbox implements Mailbox {
   }
 }
 
-function someTerm(node: QueryNode, test: (field: string | null) => boolean): boolean {
-  switch (node.type) {
-    case 'and':
-    case 'or':
-      return node.children.some((c) => someTerm(c, test));
-    case 'not':
-      return someTerm(node.child, test);
-    case 'term':
-      return test(node.field);
-  }
-}
-
-/** Free text, attachments and file names are only known from the source. */
-const needsBody = (node: QueryNode): boolean =>
-  someTerm(node, (f) => f === null || f === 'has' || f === 'filename');
-
 /**
  * User labels that are keywords are known from each folder's FLAGS (RFC 3501 §7.2.6), so
  * label:x can be planned before anything was read.
@@ -1315,30 +1121,4 @@ function showsChange(m: ReadMessage, change: LabelChange, model: FolderModel): b
     model.folders.some((f) => f.labelId === l && f.kind === 'location' && f.role === undefined);
   const missing = change.add.some((l) => !labels.includes(l) && !(isPlace(l) && own));
   return !missing && !change.remove.some((l) => labels.includes(l));
-}
-
-function checkMax(n: number): void {
-  if (!Number.isInteger(n) || n < 1 || n > 500)
-    throw invalidInput('maxResults', 'must be an integer from 1 to 500');
-}
-
-/** A short, stable tiebreak for the page cursor (ids can be long). */
-const keyOf = (id: string): string => createHash('sha256').update(id).digest('base64url').slice(0, 12);
-
-function sortUnits<T extends { date: number; key: string }>(order: T[]): T[] {
-  return order.sort((a, b) => b.date - a.date || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-/**
- * Pages run by a cursor (date, key) rather than an offset, so mail that arrives between calls
- * cannot shift a page: the next page starts strictly after the last item looked at.
- */
-function cursorStart(order: ReadonlyArray<{ date: number; key: string }>, token: string | undefined): number {
-  if (token === undefined) return 0;
-  const m = /^i(\d+)\.([A-Za-z0-9_-]{12})$/.exec(token);
-  if (m === null) throw invalidInput('pageToken', 'is not a page token from this IMAP account');
-  const date = Number(m[1]);
-  const key = m[2] as string;
-  const i = order.findIndex((o) => o.date < date || (o.date === date && o.key > key));
-  return i < 0 ? order.length : i;
 }
