@@ -1,5 +1,5 @@
 import type { ImapFlow, ListResponse } from 'imapflow';
-import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
+import { MailError, invalidInput } from '../../mail/errors.js';
 import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
 import { parseRawMessage } from '../../mail/mime.js';
 import { parseQuery, substituteMe } from '../../mail/query.js';
@@ -54,19 +54,16 @@ import type { ImapSettings } from './settings.js';
 import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
+import { WriteBatches } from './write-batches.js';
+import type { Known } from './write-batches.js';
 import { checkMax, searchPage } from './search-pages.js';
 import type { SearchContext } from './search-pages.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
-import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
-import type { WriteReport } from './writer.js';
-import { uniqueById } from '../../mail/unique.js';
+import { newLabelTarget } from './writer.js';
 
 /** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
 const KEYWORD_TTL_MS = 600_000;
-/** How long a write batch waits for the next call of the same change, and at most in all. */
-const GATHER_MS = 15;
-const GATHER_MAX_MS = 150;
 /** How long a judging read's INBOX copies stay usable for the write that follows it. */
 const JUDGED_TTL_MS = 300_000;
 
@@ -82,24 +79,6 @@ export interface ImapMailboxOptions {
    * LIST-STATUS (folder-index.ts); 0: always check live.
    */
   recheckMs?: number;
-}
-
-/** A message a judging read or this server's write located, for the write that follows. */
-interface Known {
-  at: number;
-  message: ReadMessage;
-  /** The thread id the call named. */
-  threadId: string;
-  /** Every copy is known (this server's write placed them), not only the INBOX one. */
-  complete: boolean;
-}
-
-interface PendingWrite {
-  threadId: string;
-  /** The messages the write policy judged (ThreadWriteOptions.messageIds). */
-  judged?: readonly string[];
-  resolve: (m: MessageLabels[]) => void;
-  reject: (e: unknown) => void;
 }
 
 export class ImapMailbox implements Mailbox {
@@ -121,6 +100,9 @@ export class ImapMailbox implements Mailbox {
   /** The index and the call of the connection's current use (uses are one at a time). */
   private indexUse: IndexUse;
 
+  /** Write batches (write-batches.ts), on this mailbox's connection, model and index. */
+  private readonly writes: WriteBatches;
+
   constructor(options: ImapMailboxOptions) {
     this.account = options.account;
     this.session = options.session;
@@ -130,6 +112,18 @@ export class ImapMailbox implements Mailbox {
     this.index = new FolderIndex(undefined, options.recheckMs ?? 0);
     this.indexUse = { index: this.index };
     this.address = options.address ?? (options.settings.user.includes('@') ? options.settings.user : '');
+    this.writes = new WriteBatches({
+      index: this.index,
+      judged: this.judged,
+      now: () => this.now(),
+      read: (fn, signal) => this.read(fn, signal),
+      write: (fn, signal, narrowed) => this.write(fn, signal, narrowed),
+      readThreads: (client, model, ids, format, everyPlace) =>
+        this.readThreads(client, model, ids, format, everyPlace),
+      locateMessages: (client, model, ids) => this.locateMessages(client, model, ids),
+      keywordsAllowed: (client, model) => this.keywordsAllowed(client, model),
+      joined: (client, path) => this.joined(client, path),
+    });
   }
 
   get capabilities(): MailboxCapabilities {
@@ -599,347 +593,22 @@ export class ImapMailbox implements Mailbox {
     return this.keywordsSettable;
   }
 
-  // Concurrent modifyThread calls with the same change (archive of 50 threads) are one batch:
-  // one MOVE per source folder, one STORE per flag, then one verifying SEARCH.
-  // The tool's calls arrive one log append apart (the action log writes each intent first), so a
-  // batch gathers until no call came for GATHER_MS, and at most GATHER_MAX_MS after its first:
-  // a few milliseconds against a second per command on Bridge.
-  private pendingWrites = new Map<
-    string,
-    {
-      items: PendingWrite[];
-      first: number;
-      timer: NodeJS.Timeout;
-    }
-  >();
-
   modifyThread(
     threadId: string,
     change: LabelChange,
     signal?: AbortSignal,
     options: ThreadWriteOptions = {},
   ): Promise<MessageLabels[]> {
-    const parsed = parseImapId(threadId, 'threadId');
-    if (parsed.kind === 'message') throw invalidInput('threadId', 'this is a message id; pass a thread id');
-    if (change.add.length === 0 && change.remove.length === 0)
-      throw invalidInput('change', 'add or remove at least one label');
-    const key = JSON.stringify([change.add, change.remove, options.agentLabel ?? null]);
-    return new Promise((resolve, reject) => {
-      const item: PendingWrite = {
-        threadId,
-        resolve,
-        reject,
-        ...(options.messageIds === undefined ? {} : { judged: options.messageIds }),
-      };
-      const flush = () => {
-        const batch = this.pendingWrites.get(key);
-        this.pendingWrites.delete(key);
-        if (batch !== undefined) void this.flushWrites(batch.items, change, signal, options.agentLabel);
-      };
-      const now = Date.now();
-      const gathering = this.pendingWrites.get(key);
-      if (gathering === undefined) {
-        const timer = setTimeout(flush, GATHER_MS);
-        this.pendingWrites.set(key, { items: [item], first: now, timer });
-        return;
-      }
-      gathering.items.push(item);
-      clearTimeout(gathering.timer);
-      gathering.timer = setTimeout(
-        flush,
-        Math.max(0, Math.min(GATHER_MS, gathering.first + GATHER_MAX_MS - now)),
-      );
-    });
+    return this.writes.enqueue(threadId, change, signal, options);
   }
 
-  /**
-   * The change as written: policy.json's agentLabel added where mail leaves the inbox for
-   * anywhere but Spam and Trash, and removed where it comes back (a keyword, or Bridge's
-   * Labels/NAME folder, created on first use — after the policy allowed the write).
-   */
-  private async withAgentLabel(
-    client: ImapFlow,
-    model: FolderModel,
-    change: LabelChange,
-    agentLabel: string | undefined,
-  ): Promise<{ change: LabelChange; model: FolderModel }> {
-    if (agentLabel === undefined) return { change, model };
-    const out = change.remove.includes('INBOX') && !change.add.some((l) => l === 'SPAM' || l === 'TRASH');
-    const back = change.add.includes('INBOX');
-    if (!out && !back) return { change, model };
-    const target = newLabelTarget(model, agentLabel, await this.keywordsAllowed(client, model));
-    let id: string | undefined;
-    if (target.kind === 'keyword') id = target.id;
-    else {
-      id = model.folders.find((f) => f.path === target.path)?.labelId;
-      if (id === undefined && out) {
-        await client.mailboxCreate(target.path);
-        model = this.joined(client, target.path);
-        id = model.folders.find((f) => f.path === target.path)?.labelId;
-      }
-    }
-    if (id === undefined) return { change, model };
-    return out
-      ? { change: { add: [...change.add, id], remove: change.remove }, model }
-      : { change: { add: change.add, remove: [...change.remove, id] }, model };
-  }
-
-  /**
-   * A move out of the inbox whose every message a judging read of this call found in INBOX:
-   * written from those UIDs alone (inbox-moves.ts), and reported from the MOVE's COPYUID and the
-   * SEARCH after it. Undefined when the batch needs the full path.
-   */
-  private judgedCopies(batch: readonly PendingWrite[], change: LabelChange): ReadMessage[] | undefined {
-    const out = leavesInbox(change);
-    if (!out && !returnsToInbox(change)) return undefined;
-    const list: ReadMessage[] = [];
-    for (const b of batch) {
-      if (b.judged === undefined || b.judged.length === 0) return undefined;
-      for (const id of b.judged) {
-        const e = this.judged.get(id);
-        // INBOX copies judge a move out; a return needs every copy, as this server's write left them.
-        if (e === undefined || (!out && !e.complete)) return undefined;
-        list.push(e.message);
-      }
-    }
-    return uniqueById(list);
-  }
-
-  private async flushJudged(
-    batch: readonly PendingWrite[],
-    messages: readonly ReadMessage[],
-    change: LabelChange,
-    signal: AbortSignal | undefined,
-    agentLabel: string | undefined,
-  ): Promise<void> {
-    let reports: Map<string, WriteReport>;
-    let applied: LabelChange = change;
-    try {
-      reports = await this.write(
-        async (client, model) => {
-          const labelled = await this.withAgentLabel(client, model, change, agentLabel);
-          applied = labelled.change;
-          checkDelta(labelled.model, applied, await this.keywordsAllowed(client, labelled.model));
-          const touched = foldersTouched(labelled.model, messages, applied);
-          try {
-            const done = await applyChange(client, labelled.model, messages, applied);
-            // Where each message is now, for a restore of it (or the next write of this call).
-            const at = this.now();
-            for (const r of done) {
-              const k = this.judged.get(r.id);
-              if (k === undefined) continue;
-              if (r.copies === undefined) this.judged.delete(r.id);
-              else
-                this.judged.set(r.id, {
-                  ...k,
-                  at,
-                  message: { ...k.message, copies: r.copies },
-                  complete: true,
-                });
-            }
-            this.index.applyWrite(messages, done);
-            return new Map(done.map((r) => [r.id, r]));
-          } finally {
-            this.index.changed(touched);
-          }
-        },
-        signal,
-        true,
-      );
-    } catch (e) {
-      if (isMailError(e) && e.code === 'invalid_input') {
-        for (const b of batch) b.reject(e);
-        return;
-      }
-      // The connection went while the batch was under way (a MOVE sent, its answer lost): where
-      // each judged copy is now, read over a new connection, is what happened.
-      const why = e instanceof Error ? e.message : String(e);
-      try {
-        reports = await this.readBack(messages, why);
-      } catch {
-        const unknown = new MailError(
-          'network_error',
-          `outcome unknown: the connection failed during the write (${why}) and the mailbox could not be read back`,
-          { retryable: false },
-        );
-        for (const b of batch) b.reject(unknown);
-        return;
-      }
-    }
-    // A move whose answer never came (the connection went): the mailbox, read again, decides.
-    const unsure = messages.filter((m) => reports.get(m.id)?.outcome === 'unknown');
-    if (unsure.length > 0)
-      try {
-        const seen = await this.readBack(unsure, reports.get(unsure[0]?.id ?? '')?.error ?? 'no answer');
-        for (const [id, r] of seen) reports.set(id, r);
-      } catch {
-        // Still unknown: reported so, and counted against the cap.
-      }
-    for (const b of batch) {
-      const mine = (b.judged ?? []).map((id) => reports.get(id));
-      const failed = mine.find((r) => r?.outcome === 'failed');
-      const unknown = mine.find((r) => r === undefined || r.outcome === 'unknown');
-      if (failed !== undefined) {
-        b.reject(
-          new MailError(
-            'upstream_unavailable',
-            `not changed: ${failed.error ?? 'the server refused the move'}`,
-            { retryable: false },
-          ),
-        );
-        continue;
-      }
-      if (unknown !== undefined) {
-        b.reject(
-          new MailError('network_error', `outcome unknown: ${unknown?.error ?? 'the server did not say'}`, {
-            retryable: false,
-          }),
-        );
-        continue;
-      }
-      b.resolve(
-        (b.judged ?? []).map((id) => {
-          const m = messages.find((x) => x.id === id);
-          const before = m === undefined ? [] : labelIdsOf(m);
-          const labels = new Set(before.filter((l) => !applied.remove.includes(l)));
-          for (const l of applied.add) labels.add(l);
-          return { id, threadId: b.threadId, labelIds: [...labels] };
-        }),
-      );
-    }
-  }
-
-  /**
-   * After a lost connection: a judged message whose location copies are all still where they
-   * were did not move (failed, with the error); one that left them did (changed).
-   */
-  private async readBack(messages: readonly ReadMessage[], why: string): Promise<Map<string, WriteReport>> {
-    return this.read(async (client) => {
-      const present = new Set<string>();
-      const byFolder = new Map<string, { copy: Copy; uids: number[] }>();
-      for (const m of messages)
-        for (const c of m.copies.filter((x) => x.folder.kind === 'location')) {
-          const g = byFolder.get(c.folder.path) ?? { copy: c, uids: [] };
-          g.uids.push(c.uid);
-          byFolder.set(c.folder.path, g);
-        }
-      for (const [path, g] of byFolder) {
-        const box = await examine(client, path);
-        if (String(box.uidValidity) !== g.copy.uidValidity) continue;
-        for (const uid of await searchUids(client, { uid: uidSet(g.uids) })) present.add(`${path}\0${uid}`);
-      }
-      const out = new Map<string, WriteReport>();
-      for (const m of messages) {
-        const places = m.copies.filter((c) => c.folder.kind === 'location');
-        const stayed = places.length > 0 && places.every((c) => present.has(`${c.folder.path}\0${c.uid}`));
-        out.set(
-          m.id,
-          stayed
-            ? {
-                id: m.id,
-                outcome: 'failed',
-                error: `not changed: the connection failed during the write (${why})`,
-              }
-            : { id: m.id, outcome: 'changed' },
-        );
-      }
-      return out;
-    });
-  }
-
-  private async flushWrites(
-    batch: PendingWrite[],
-    change: LabelChange,
-    signal?: AbortSignal,
-    agentLabel?: string,
-  ): Promise<void> {
-    const judged = this.judgedCopies(batch, change);
-    if (judged !== undefined) return this.flushJudged(batch, judged, change, signal, agentLabel);
-    const ids = batch.map((b) => b.threadId);
-    let written: {
-      threads: Map<string, { read: ReadMessage[] }>;
-      after: Map<string, { read: ReadMessage[] }>;
-      model: FolderModel;
-    };
-    try {
-      written = await this.write(
-        async (client, first) => {
-          const { change: applied, model } = await this.withAgentLabel(client, first, change, agentLabel);
-          change = applied;
-          checkDelta(model, change, await this.keywordsAllowed(client, model));
-          const threads = await this.readThreads(client, model, ids, 'metadata', true);
-          const messages = uniqueById([...threads.values()].flatMap((t) => t.read));
-          // What the write touches is checked again by the read that verifies it; the rest stands.
-          const touched = foldersTouched(model, messages, change);
-          try {
-            this.index.applyWrite(messages, await applyChange(client, model, messages, change));
-          } finally {
-            this.index.changed(touched);
-          }
-          const after = await this.readThreads(client, model, ids, 'metadata', true);
-          return { threads, after, model };
-        },
-        signal,
-        true,
-      );
-    } catch (e) {
-      if (isMailError(e) && e.code === 'invalid_input') {
-        for (const b of batch) b.reject(e);
-        return;
-      }
-      // The connection went while the batch was under way (a MOVE sent, its answer lost): what the
-      // mailbox shows now, read over a new connection, is what happened — never what was asked.
-      try {
-        const seen = await this.read(async (client, model) => ({
-          after: await this.readThreads(client, model, ids, 'metadata', true),
-          model,
-        }));
-        written = { threads: seen.after, after: seen.after, model: seen.model };
-      } catch {
-        const unknown = new MailError(
-          'network_error',
-          `outcome unknown: the connection failed during the write (${e instanceof Error ? e.message : String(e)}) and the mailbox could not be read back`,
-          { retryable: false },
-        );
-        for (const b of batch) b.reject(unknown);
-        return;
-      }
-    }
-    for (const b of batch) {
-      const now = written.after.get(b.threadId);
-      if (written.threads.get(b.threadId) === undefined || now === undefined) {
-        b.reject(new MailError('not_found', `no thread ${b.threadId.slice(0, 40)}… on this IMAP account`));
-        continue;
-      }
-      const wrong = now.read.find((m) => !showsChange(m, change, written.model));
-      if (wrong !== undefined) {
-        b.reject(
-          new MailError(
-            'upstream_unavailable',
-            `not changed: the server shows message ${wrong.id.slice(0, 30)}… with labels ${labelIdsOf(wrong).join(', ') || '(none)'} after the change`,
-            { retryable: false },
-          ),
-        );
-        continue;
-      }
-      b.resolve(now.read.map((m) => ({ id: m.id, threadId: b.threadId, labelIds: labelIdsOf(m) })));
-    }
-  }
-
-  async modifyMessages(
+  modifyMessages(
     messageIds: string[],
     change: LabelChange,
     signal?: AbortSignal,
     options: Pick<ThreadWriteOptions, 'agentLabel'> = {},
   ): Promise<void> {
-    if (messageIds.length > 1000) throw invalidInput('messageIds', 'at most 1000 per call');
-    const ids = messageIds.map((id) => parseImapId(id, 'messageIds'));
-    await this.write(async (client, first) => {
-      const { change: applied, model } = await this.withAgentLabel(client, first, change, options.agentLabel);
-      checkDelta(model, applied, await this.keywordsAllowed(client, model));
-      const located = await this.locateMessages(client, model, ids);
-      await applyChange(client, model, located, applied);
-    }, signal);
+    return this.writes.modifyMessages(messageIds, change, signal, options);
   }
 
   trashThread(threadId: string, signal?: AbortSignal, options?: ThreadWriteOptions): Promise<void> {
@@ -1105,20 +774,4 @@ async function learnKeywords(client: ImapFlow, model: FolderModel, use: IndexUse
       if (k !== undefined) keywords.set(keywordLabelId(k), k);
     }
   }
-}
-
-/**
- * Whether a message shows a change: every added label there and every removed one gone. The
- * user's own messages in Sent and Drafts stay where they are, so a folder added as a label (a
- * snooze folder) is not asked of them.
- */
-function showsChange(m: ReadMessage, change: LabelChange, model: FolderModel): boolean {
-  const labels = labelIdsOf(m);
-  const own = m.copies.every(
-    (c) => c.folder.kind !== 'location' || c.folder.role === 'sent' || c.folder.role === 'drafts',
-  );
-  const isPlace = (l: string) =>
-    model.folders.some((f) => f.labelId === l && f.kind === 'location' && f.role === undefined);
-  const missing = change.add.some((l) => !labels.includes(l) && !(isPlace(l) && own));
-  return !missing && !change.remove.some((l) => labels.includes(l));
 }
