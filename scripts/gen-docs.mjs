@@ -1,12 +1,13 @@
-// Regenerates the README tool table, docs/tools-list.json and docs/output-schemas.json from the built tool definitions.
+// Regenerates the README tool table and command list, docs/tools-list.json and docs/output-schemas.json from the built tool definitions.
 // Run with `npm run gen:docs`; test/docs-drift.test.ts fails when either is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { replaceTable, toolTable } from '../dist/mcp/catalog.js';
+import { replaceCommandList } from '../dist/cli/commands.js';
 import { ALL_TOOLS } from '../dist/tools/index.js';
 import { fullOutputSchemas, toolsListSnapshot } from '../dist/mcp/snapshot.js';
 
 const readme = readFileSync('README.md', 'utf8');
-writeFileSync('README.md', replaceTable(readme, toolTable(ALL_TOOLS)));
+writeFileSync('README.md', replaceCommandList(replaceTable(readme, toolTable(ALL_TOOLS))));
 writeFileSync('docs/tools-list.json', JSON.stringify(await toolsListSnapshot(), null, 2) + '\n');
 writeFileSync('docs/output-schemas.json', JSON.stringify(fullOutputSchemas(), null, 2) + '\n');
-console.log('README.md tool table, docs/tools-list.json and docs/output-schemas.json regenerated');
+console.log('README.md tool table and command list, docs/tools-list.json and docs/output-schemas.json regenerated');

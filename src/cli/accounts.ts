@@ -1,3 +1,4 @@
+import { COMMANDS, commandUsage, parseCommand, UsageError } from './commands.js';
 import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import type { AccountRouting, ServedAccount } from '../mcp/accounts.js';
 import { TIERS } from '../policy/tiers.js';
@@ -184,37 +185,18 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
 
 // ---- `mailwarden accounts list | default NAME | remove NAME | add NAME` ----
 
-const ACCOUNTS_USAGE = `Usage:
-  mailwarden accounts [list] [--json]      the registered accounts (accounts.json in the config dir)
-  mailwarden accounts default NAME         make NAME the account tools use when a call names none
-  mailwarden accounts remove NAME          forget NAME: its entry and its token file or stored password
-  mailwarden accounts add NAME [--alias A] [--tiers read,manage] [--address X] [--default]
-                                           register an account signed in with \`mailwarden auth --account NAME\`
-  mailwarden accounts add NAME --imap --host HOST [--port N] [--tls | --starttls | --insecure-loopback]
-        --user USER [--password-stdin] [--pin-sha256 HEX | --pin-cert FILE | --pin-from-server]
-        [--authserv-id ID] [--alias A] [--tiers T] [--default]
-                                           register an IMAP mailbox; Proton Mail Bridge:
-                                           --host 127.0.0.1 --port 1143 --starttls --pin-from-server`;
+const ACCOUNTS_USAGE = COMMANDS.filter((c) => c.words[0] === 'accounts')
+  .map(commandUsage)
+  .join('\n');
 
-function parse(argv: readonly string[]): { positional: string[]; flags: Map<string, string | true> } {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  const valued = new Set('alias tiers address host port user pin-sha256 pin-cert authserv-id'.split(' '));
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const [k, v] = a.slice(2).split('=', 2) as [string, string | undefined];
-    const next = argv[i + 1];
-    if (v !== undefined) flags.set(k, v);
-    else if (valued.has(k) && next !== undefined) {
-      flags.set(k, next);
-      i++;
-    } else flags.set(k, true);
-  }
-  return { positional, flags };
+/** The command table's parse (src/cli/commands.ts), as the flags map the add paths read. */
+function parse(argv: readonly string[]): { sub: string; name?: string; flags: Map<string, string | true> } {
+  const p = parseCommand(['accounts', ...argv]);
+  const flags = new Map<string, string | true>(
+    Object.entries(p.values).flatMap(([k, v]) => (typeof v === 'string' || v === true ? [[k, v]] : [])),
+  );
+  const [name] = p.positionals;
+  return { sub: p.spec.words[1] as string, ...(name === undefined ? {} : { name }), flags };
 }
 
 function line(a: AccountEntry): string {
@@ -231,8 +213,15 @@ function line(a: AccountEntry): string {
 
 /** `argv` is everything after `accounts`. Prints for a person; --json for programs. */
 export async function accountsCommand(argv: readonly string[], env: Env): Promise<number> {
-  const { positional, flags } = parse(argv);
-  const [sub = 'list', name] = positional;
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`${e.message}\n\n${ACCOUNTS_USAGE}`);
+    return 2;
+  }
+  const { sub, name, flags } = parsed;
   const flag = (k: string): string | undefined => {
     const v = flags.get(k);
     return typeof v === 'string' ? v : undefined;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { REVIEW_PATH, parseAllowedClients, serveHttp } from '../mcp/http.js';
+import { envFlag } from '../store/config.js';
 import type { Env } from '../store/config.js';
 import { buildRuntime, stderrLogger, VERSION } from './runtime.js';
 import { startRuleSweeps } from './sweep-rules.js';
@@ -74,7 +75,7 @@ function reviewMount(runtime: ServerRuntime, env: Env, demo: boolean) {
 export async function runHttp(cmd: HttpCommand): Promise<void> {
   const env = cmd.env;
   const token = env['MAILWARDEN_TOKEN']?.trim() ?? '';
-  if (token === '' && env['MAILWARDEN_ALLOW_NO_TOKEN'] !== '1') {
+  if (token === '' && !envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN')) {
     throw new Error(
       'MAILWARDEN_TOKEN is not set. HTTP clients must send it as "Authorization: Bearer <token>"; ' +
         'set it (for example `export MAILWARDEN_TOKEN=$(openssl rand -hex 32)`), or set ' +

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { isMailError } from '../mail/errors.js';
 import { clockFromEnv } from './clock.js';
+import { COMMANDS, commandUsage, parseCommand, UsageError } from './commands.js';
+import type { CommandSpec } from './commands.js';
 import { movesToday } from '../policy/move-cap.js';
 import { RULE_KEYS, effectivePolicy, loadPolicy } from '../policy/write-policy.js';
 import type { EffectivePolicy, LoadedPolicy, PolicyRules, RuleKey } from '../policy/write-policy.js';
@@ -8,10 +10,7 @@ import { checkName, findAccount, readAccounts } from '../store/accounts.js';
 import { configDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
 
-export const POLICY_USAGE = `Usage:
-  mailwarden policy [show] [--account NAME] [--json]
-      the write policy each account runs under (policy.json in the config dir), and where each
-      value comes from: the built-in default, policy.json's default section, or the account's section`;
+const POLICY_USAGE = commandUsage(COMMANDS.find((c) => c.words.join(' ') === 'policy show') as CommandSpec);
 
 interface Shown {
   account: string;
@@ -21,26 +20,6 @@ interface Shown {
   sources: Record<RuleKey, string>;
   /** Today's agent moves out of the inbox, from the action log (or why they cannot be counted). */
   today: { used: number; day: string; timeZone: string } | { error: string };
-}
-
-function parse(argv: readonly string[]): { positional: string[]; flags: Map<string, string | true> } {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const [k, v] = a.slice(2).split('=', 2) as [string, string | undefined];
-    const next = argv[i + 1];
-    if (v !== undefined) flags.set(k, v);
-    else if (k === 'account' && next !== undefined && !next.startsWith('--')) {
-      flags.set(k, next);
-      i++;
-    } else flags.set(k, true);
-  }
-  return { positional, flags };
 }
 
 function value(v: unknown): string {
@@ -103,14 +82,17 @@ async function show(env: Env, e: EffectivePolicy, registered: boolean): Promise<
 
 /** `argv` is everything after `policy`. Prints for a person; --json for programs. */
 export async function policyCommand(argv: readonly string[], env: Env): Promise<number> {
-  const { positional, flags } = parse(argv);
-  const [sub = 'show', ...extra] = positional;
-  if (sub !== 'show' || extra.length > 0 || flags.get('account') === true) {
-    console.error(
-      `${sub === 'show' ? 'policy show: bad arguments' : `unknown policy command "${sub}"`}\n\n${POLICY_USAGE}`,
-    );
+  let values: ReturnType<typeof parseCommand>['values'];
+  try {
+    values = parseCommand(['policy', ...argv]).values;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`${e.message}\n\n${POLICY_USAGE}`);
     return 2;
   }
+  const flags = new Map(
+    Object.entries(values).flatMap(([k, v]) => (typeof v === 'string' || v === true ? [[k, v]] : [])),
+  );
   try {
     const policy = await loadPolicy(env);
     const accounts = await readAccounts(env);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { invalidInput } from '../mail/errors.js';
+import { parseCommand } from './commands.js';
 import { movesToday, serverTimeZone } from '../policy/move-cap.js';
 import { dayStart } from '../policy/move-counts.js';
 import { localDay } from '../policy/move-log.js';
@@ -21,68 +21,42 @@ import { contextOutsideCall } from './sweep.js';
 
 /*
  * The person's side from the shell: `mailwarden log`, `mailwarden undo`, `mailwarden review`.
- * Each command parses its own arguments in one small function (util.parseArgs, strict), so the
- * CLI's command table can take them over as they are. The work is in src/review/, loaded only
- * when one of these runs.
+ * Each parses its arguments with the CLI's command table (src/cli/commands.ts). The work is in
+ * src/review/, loaded only when one of these runs.
  */
-
-export const REVIEW_USAGE = `  mailwarden log [--account NAME] [--since DAY] [--until DAY] [--json]
-                                                 the action log as a person reads it (default: the last 7 days)
-  mailwarden undo [--account NAME] (--call ID | --since TIME | --item ID…) [--dry-run]
-                                                 put back what agent or rule moves took out of the inbox
-  mailwarden review [--account NAME] [--port N] [--demo] [--no-browser]
-                                                 the review page on 127.0.0.1, opened with a one-time link`;
 
 /** Days `log` shows when --since is not given. */
 const LOG_DAYS = 7;
 /** Days `undo --call` and `--item` look back. */
 const UNDO_DAYS = 30;
 
+/** --account, --since, --until, --json (the CLI's command table: src/cli/commands.ts). */
 export function parseLogArgs(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      account: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-  }).values;
+  return parseCommand(['log', ...argv]).values as {
+    account?: string;
+    since?: string;
+    until?: string;
+    json?: boolean;
+  };
 }
 
 export function parseUndoArgs(argv: string[]) {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    // `--item A B C`: the values after --item are items too.
-    allowPositionals: true,
-    options: {
-      account: { type: 'string' },
-      call: { type: 'string' },
-      since: { type: 'string' },
-      item: { type: 'string', multiple: true },
-      'dry-run': { type: 'boolean' },
-    },
-  });
-  if (positionals.length > 0 && values.item === undefined)
-    throw invalidInput('item', `"${positionals[0]}" is not an option; items follow --item`);
-  return { ...values, item: values.item === undefined ? undefined : [...values.item, ...positionals] };
+  return parseCommand(['undo', ...argv]).values as {
+    account?: string;
+    call?: string;
+    since?: string;
+    item?: string[];
+    'dry-run'?: boolean;
+  };
 }
 
 export function parseReviewArgs(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      account: { type: 'string' },
-      port: { type: 'string' },
-      demo: { type: 'boolean' },
-      'no-browser': { type: 'boolean' },
-    },
-  }).values;
+  return parseCommand(['review', ...argv]).values as {
+    account?: string;
+    port?: string;
+    demo?: boolean;
+    'no-browser'?: boolean;
+  };
 }
 
 function day(v: string, field: string): string {

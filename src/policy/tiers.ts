@@ -1,3 +1,4 @@
+import { envFlag } from '../store/config.js';
 import { invalidInput } from '../mail/errors.js';
 
 /**
@@ -14,8 +15,7 @@ export const DEFAULT_TIERS: readonly Tier[] = ['read', 'manage'];
  * comma list of tiers ("read,manage,filters"); unset means DEFAULT_TIERS.
  */
 export function tiersFromEnv(env: Record<string, string | undefined>): ReadonlySet<Tier> {
-  const readonly = env['MAILWARDEN_READONLY'];
-  if (readonly === '1' || readonly === 'true') return new Set<Tier>(['read']);
+  if (envFlag(env, 'MAILWARDEN_READONLY')) return new Set<Tier>(['read']);
   const raw = env['MAILWARDEN_TOOLS'];
   if (raw === undefined || raw.trim() === '') return new Set<Tier>(DEFAULT_TIERS);
   const out = new Set<Tier>(['read']);

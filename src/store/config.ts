@@ -7,6 +7,24 @@ import type { TokenDeps } from './tokens.js';
 
 export type Env = Record<string, string | undefined>;
 
+const ON = new Set(['1', 'true', 'yes', 'on']);
+const OFF = new Set(['', '0', 'false', 'no', 'off']);
+
+/**
+ * A switch in the environment (MAILWARDEN_DEMO, MAILWARDEN_AUTO_SWEEP…): 1/true/yes/on, or
+ * 0/false/no/off (any case); unset or empty is off. Anything else is refused with the variable
+ * named, never guessed: a switch the operator thinks is on must not be silently off.
+ */
+export function envFlag(env: Env, name: string): boolean {
+  const v = (env[name] ?? '').trim().toLowerCase();
+  if (ON.has(v)) return true;
+  if (OFF.has(v)) return false;
+  throw new MailError(
+    'invalid_input',
+    `${name}: "${v}" is not a switch; use 1/true/yes/on or 0/false/no/off`,
+  );
+}
+
 /**
  * MAILWARDEN_CONFIG_DIR (or MAILWARDEN_DIR, the reference server's spelling), else
  * $XDG_CONFIG_HOME/mailwarden, else ~/.config/mailwarden.

@@ -107,13 +107,13 @@ describe("the reference server's spellings are aliases", () => {
 
 describe('a command line it does not understand starts nothing', () => {
   it.each([
-    [['--sweeep'], /unknown option --sweeep/],
+    [['--sweeep'], /Unknown option '--sweeep'; it takes --demo, --account/],
     [['frobnicate'], /unknown command "frobnicate"/],
-    [['serve', '--bogus'], /"serve" does not take --bogus/],
-    [['sweep', 'now'], /"sweep" does not take "now"/],
+    [['serve', '--bogus'], /serve: Unknown option '--bogus'/],
+    [['sweep', 'now'], /sweep: unexpected argument "now"/],
     [['--sweep', 'auth'], /two commands/],
-    [['check', '--account'], /--account needs a value/],
-    [['-x'], /unknown option "-x"/],
+    [['check', '--account'], /check: Option '--account <value>' argument missing/],
+    [['-x'], /Unknown option '-x'/],
   ])('%j → usage on stderr, exit 2', async (args, why) => {
     const r = await cli(args, envFor(emptyDir()), 20_000);
     expect(r.code).toBe(2);
