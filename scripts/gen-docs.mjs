@@ -10,4 +10,6 @@ const readme = readFileSync('README.md', 'utf8');
 writeFileSync('README.md', replaceCommandList(replaceTable(readme, toolTable(ALL_TOOLS))));
 writeFileSync('docs/tools-list.json', JSON.stringify(await toolsListSnapshot(), null, 2) + '\n');
 writeFileSync('docs/output-schemas.json', JSON.stringify(fullOutputSchemas(), null, 2) + '\n');
-console.log('README.md tool table and command list, docs/tools-list.json and docs/output-schemas.json regenerated');
+console.log(
+  'README.md tool table and command list, docs/tools-list.json and docs/output-schemas.json regenerated',
+);

@@ -407,4 +407,3 @@ function spareListings(client: ImapFlow): void {
       subscribed: true,
     });
 }
-

@@ -141,8 +141,7 @@ export function foldersTouched(
   // Proton takes every label off mail it moves to Spam or Trash (Bridge then removes the copies
   // from the label folders): on its layout such a move touches every label folder.
   const binned = [...plan.moves.values()].some((mv) => mv.to.role === 'junk' || mv.to.role === 'trash');
-  if (model.proton === true && binned)
-    for (const f of model.folders) if (f.kind === 'label') out.add(f.path);
+  if (model.proton === true && binned) for (const f of model.folders) if (f.kind === 'label') out.add(f.path);
   return [...out];
 }
 
