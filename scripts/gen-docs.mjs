@@ -1,5 +1,6 @@
 // Regenerates the README tool table and command list, docs/tools-list.json and docs/output-schemas.json from the built tool definitions.
 // Run with `npm run gen:docs`; test/docs-drift.test.ts fails when either is stale.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { replaceTable, toolTable } from '../dist/mcp/catalog.js';
 import { replaceCommandList } from '../dist/cli/commands.js';
