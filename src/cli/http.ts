@@ -72,10 +72,15 @@ function reviewMount(runtime: ServerRuntime, env: Env, demo: boolean) {
  * work the mailbox, so a bearer token is required unless the operator says otherwise in so many
  * words (MAILWARDEN_ALLOW_NO_TOKEN=1).
  */
+/** A bearer token is set, or the operator said in so many words to serve without one. */
+export function tokenConfigured(env: Env): boolean {
+  return (env['MAILWARDEN_TOKEN']?.trim() ?? '') !== '' || envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN');
+}
+
 export async function runHttp(cmd: HttpCommand): Promise<void> {
   const env = cmd.env;
   const token = env['MAILWARDEN_TOKEN']?.trim() ?? '';
-  if (token === '' && !envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN')) {
+  if (!tokenConfigured(env)) {
     throw new Error(
       'MAILWARDEN_TOKEN is not set. HTTP clients must send it as "Authorization: Bearer <token>"; ' +
         'set it (for example `export MAILWARDEN_TOKEN=$(openssl rand -hex 32)`), or set ' +

@@ -178,14 +178,12 @@ async function main(): Promise<number | undefined> {
     case 'http': {
       const account = flagString(p, 'account');
       const port = flagString(p, 'port');
-      const { runHttp } = await import('./http.js');
+      const { runHttp, tokenConfigured } = await import('./http.js');
       // Over stdio only the local client can reach the file-writing tools; over HTTP every
       // client holding the token can, so say at start where they may write, or that they can't.
-      const downloadDir = process.env['MAILWARDEN_DOWNLOAD_DIR'];
       // Said once the server can start: without a token runHttp refuses first, and says why.
-      const tokenSet =
-        (process.env['MAILWARDEN_TOKEN']?.trim() ?? '') !== '' ||
-        envFlag(process.env, 'MAILWARDEN_ALLOW_NO_TOKEN');
+      const tokenSet = tokenConfigured(process.env);
+      const downloadDir = process.env['MAILWARDEN_DOWNLOAD_DIR'];
       if (tokenSet && tiersFromEnv(process.env).has('manage'))
         stderrLogger.warn(
           downloadDir

@@ -7,7 +7,7 @@ import { movesToday } from '../policy/move-cap.js';
 import { RULE_KEYS, effectivePolicy, loadPolicy } from '../policy/write-policy.js';
 import type { EffectivePolicy, LoadedPolicy, PolicyRules, RuleKey } from '../policy/write-policy.js';
 import { checkName, findAccount, readAccounts } from '../store/accounts.js';
-import { configDir } from '../store/config.js';
+import { stateDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
 
 const POLICY_USAGE = commandUsage(COMMANDS.find((c) => c.words.join(' ') === 'policy show') as CommandSpec);
@@ -71,7 +71,7 @@ async function show(env: Env, e: EffectivePolicy, registered: boolean): Promise<
     sources[key] = s === 'policy.json account section' ? `policy.json accounts.${e.account}` : s;
   }
   // The same file the server appends to (src/cli/runtime.ts), counted the way the gate counts.
-  const log = { path: join(configDir(env), 'action-log.jsonl') };
+  const log = { path: join(stateDir(env), 'action-log.jsonl') };
   // The server's clock (MAILWARDEN_NOW included), so this shows the day the gate counts.
   const today = await movesToday(log, e.account, clockFromEnv(env).now()).then(
     (t) => ({ used: t.used, day: t.day, timeZone: t.timeZone }),

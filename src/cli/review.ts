@@ -12,7 +12,7 @@ import type { TodayLine } from '../review/terminal.js';
 import { pickForUndo, restoreItems } from '../review/undo.js';
 import type { UndoSelection } from '../review/undo.js';
 import { findAccount, readAccounts } from '../store/accounts.js';
-import { accountName, configDir } from '../store/config.js';
+import { accountName, stateDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
 import { openInBrowser } from './auth.js';
 import { clockFromEnv } from './clock.js';
@@ -101,7 +101,7 @@ export async function logCommand(argv: string[], env: Env): Promise<number> {
   if (range.from > range.to)
     throw invalidInput('since', `--since ${range.from} is after --until ${range.to}`);
   const account = await accountOf(env, args.account);
-  const path = join(configDir(env), 'action-log.jsonl');
+  const path = join(stateDir(env), 'action-log.jsonl');
   const view = await readLogView(path, range, account === undefined ? undefined : new Set([account]));
   const names =
     account !== undefined

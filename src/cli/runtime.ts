@@ -7,7 +7,7 @@ import { GmailMailbox } from '../providers/gmail/mailbox.js';
 import { googleTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { accountName, configDir, readOAuthClient, readToken, tokenPath } from '../store/config.js';
+import { accountName, readOAuthClient, readToken, stateDir, tokenPath } from '../store/config.js';
 import { tiersGrantedAt } from '../store/tokens.js';
 import { ActionLog } from '../policy/action-log.js';
 import { inboxMarkStore } from '../store/inbox-mark.js';
@@ -162,6 +162,19 @@ async function openConfiguredMailbox(
   });
 }
 
+/**
+ * The environment a demo runs with: MAILWARDEN_STATE_DIR is a temp dir, removed when the process
+ * exits; policy.json is still read from the config dir. Says where on stderr.
+ */
+async function demoStateEnv(env: Env, log: Logger): Promise<Env> {
+  const { tempDirUntilExit } = await import('../store/temp-dir.js');
+  const state = tempDirUntilExit('mailwarden-demo-');
+  log.info('demo: its action log, marks and locks are kept apart, removed when this process ends', {
+    stateDir: state.path,
+  });
+  return { ...env, MAILWARDEN_STATE_DIR: state.path };
+}
+
 export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> {
   const envTiers = tiersFromEnv(opts.env);
   const clock = clockFromEnv(opts.env);
@@ -175,6 +188,9 @@ export async function buildRuntime(opts: RuntimeOptions): Promise<BuiltRuntime> 
   const confirmMode = confirmModeFromEnv(opts.env);
   const format = formatFromEnv(opts.env);
   const fullOutputSchemas = fullOutputSchemasFromEnv(opts.env);
+  // The demo keeps its state (action log, marks, locks) in a temp dir of its own, so it never
+  // writes to the real config dir; it runs under the person's policy.json all the same.
+  if (opts.demo) opts = { ...opts, env: await demoStateEnv(opts.env, log) };
   const sandbox = opts.demo ? await startDemoSandbox() : undefined;
   try {
     return await assemble(opts, {
@@ -238,10 +254,8 @@ async function assemble(
       }),
   });
   const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
-  // The demo's changes land in the sandbox, and are logged apart from a real account's.
-  const actionLog = new ActionLog(
-    join(configDir(opts.env), opts.demo ? 'action-log.demo.jsonl' : 'action-log.jsonl'),
-  );
+  // The demo's log is in its own state dir (demoStateEnv).
+  const actionLog = new ActionLog(join(stateDir(opts.env), 'action-log.jsonl'));
   // Loaded on the first write (its chunk, with the file-lock stack, is not needed for tools/list).
   let service: Promise<PolicyService> | undefined;
   const policy = (): Promise<PolicyService> =>
@@ -258,7 +272,7 @@ async function assemble(
       gateFor: async (account, mb) => (await policy()).gateFor(account, mb),
       effective: async (account) => (await policy()).effective(account),
     },
-    inboxMarks: inboxMarkStore(join(configDir(opts.env), opts.demo ? 'marks.demo' : 'marks')),
+    inboxMarks: inboxMarkStore(join(stateDir(opts.env), 'marks')),
     // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
     confirmMode,
     // MAILWARDEN_FORMAT, read at start like MAILWARDEN_CONFIRM.

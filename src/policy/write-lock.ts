@@ -2,7 +2,7 @@ import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { MailError, invalidInput } from '../mail/errors.js';
-import { configDir } from '../store/config.js';
+import { stateDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
 
 /**
@@ -40,7 +40,7 @@ const ACCOUNT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** The lock directory of an account: <config>/locks/write-<account>.lock. */
 export function writeLockPath(env: Env, account: string): string {
   if (!ACCOUNT.test(account)) throw invalidInput('account', `"${account}" is not an account name`);
-  return join(configDir(env), 'locks', `write-${account}.lock`);
+  return join(stateDir(env), 'locks', `write-${account}.lock`);
 }
 
 export function accountWriteLock(env: Env, account: string, options: WriteLockOptions = {}): WriteLock {

@@ -62,6 +62,15 @@ async function readJson(path: string, what: string, fix: string): Promise<unknow
   }
 }
 
+/**
+ * Where the server keeps what it writes between calls (the action log, new-mail marks, write
+ * locks): MAILWARDEN_STATE_DIR, else the config dir. `--demo` points it at a temp dir of its own.
+ */
+export function stateDir(env: Env): string {
+  const explicit = env['MAILWARDEN_STATE_DIR'];
+  return explicit !== undefined && explicit !== '' ? explicit : configDir(env);
+}
+
 /** Google's Desktop-app credentials.json: {"installed": {"client_id", "client_secret", …}}. */
 export async function readOAuthClient(env: Env): Promise<OAuthClient> {
   const path = env['MAILWARDEN_CREDENTIALS'] ?? join(configDir(env), 'credentials.json');
