@@ -11,6 +11,14 @@ const readme = readFileSync('README.md', 'utf8');
 writeFileSync('README.md', replaceCommandList(replaceTable(readme, toolTable(ALL_TOOLS))));
 writeFileSync('docs/tools-list.json', JSON.stringify(await toolsListSnapshot(), null, 2) + '\n');
 writeFileSync('docs/output-schemas.json', JSON.stringify(fullOutputSchemas(), null, 2) + '\n');
+// In the repository's own format, so `npm run lint` (prettier --check) agrees with what is written.
+execFileSync(
+  'npx',
+  ['prettier', '--write', 'README.md', 'docs/tools-list.json', 'docs/output-schemas.json'],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 console.log(
   'README.md tool table and command list, docs/tools-list.json and docs/output-schemas.json regenerated',
 );
