@@ -15,8 +15,25 @@ const benches = {
   'new-mail': 'new-mail.mjs',
   formats: 'formats.mjs',
   'install-size': 'install-size.mjs',
+  'imap-loop': 'imap-loop.mjs',
 };
-const only = process.argv.slice(2);
+// --quick: every benchmark once, small and without injected delays, to prove they all still run
+// (test/bench/quick.test.ts runs it in CI). Its numbers are not the recorded ones. The install-size
+// benchmark installs from the npm registry and is left out.
+const quick = process.argv.includes('--quick');
+const QUICK_ENV = {
+  BENCH_RUNS: '1',
+  BENCH_MESSAGES: '200',
+  BENCH_LATENCY_MS: '0',
+  BENCH_REPS: '2',
+  BENCH_COPIES: '1',
+  BENCH_IMAP_DELAY_MS: '0',
+  BENCH_IMAP_WARM: '1',
+  BENCH_IMAP_PROFILES: 'bridge',
+  BENCH_IMAP_APART_MS: '0',
+};
+if (quick) delete benches['install-size'];
+const only = process.argv.slice(2).filter((a) => a !== '--quick');
 const out = {
   date: new Date().toISOString(),
   machine: {
@@ -32,6 +49,7 @@ for (const [name, file] of Object.entries(benches)) {
     encoding: 'utf8',
     maxBuffer: 64 * 2 ** 20,
     stdio: ['ignore', 'pipe', 'inherit'],
+    ...(quick ? { env: { ...process.env, ...QUICK_ENV } } : {}),
   });
   out[name] = JSON.parse(text);
 }

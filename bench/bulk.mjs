@@ -4,6 +4,8 @@
 // plus the list pages; wall time under 40x the injected latency. BENCH_QUERY (default
 // category:updates, which every seeded message carries), BENCH_MESSAGES and BENCH_LATENCY_MS
 // vary the run.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEMO_ADDRESS } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
 import { configFor, connect, machine, round } from './lib.mjs';
@@ -46,7 +48,15 @@ function seed() {
 }
 
 const sandbox = await Sandbox.start({ users: [seed()] });
-const env = { MAILWARDEN_CONFIG_DIR: configFor(sandbox, DEMO_ADDRESS), MAILWARDEN_SANDBOX_URL: sandbox.url };
+const configDir = configFor(sandbox, DEMO_ADDRESS);
+// The benchmark moves 10,000 messages in one call, and moves them back and forth between runs:
+// the policy it measures under has no daily cap (the default 50 would refuse the move, and the
+// run would measure nothing) and lets the agent move mail that is not in the inbox.
+writeFileSync(
+  join(configDir, 'policy.json'),
+  JSON.stringify({ default: { dailyMoveCap: 0, inboxOnlyMoves: false } }),
+);
+const env = { MAILWARDEN_CONFIG_DIR: configDir, MAILWARDEN_SANDBOX_URL: sandbox.url };
 const client = await connect(env);
 await client.callTool({ name: 'get_profile', arguments: {} }); // token refresh outside the timing
 

@@ -1,6 +1,6 @@
 /**
  * follow_ups' judgement: who owes whom a reply, read from each thread's last word and its live
- * labels (an index hit proves nothing about where a thread is now; FACTS.md). Pure.
+ * labels (an index hit proves nothing about where a thread is now; docs/facts.md). Pure.
  */
 import { extractBody } from './body.js';
 import { formatAddress, headerValue, parseAddressList } from './headers.js';

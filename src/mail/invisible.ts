@@ -1,6 +1,6 @@
 /**
  * The one cleaner every string of a result passes: characters a person cannot see never reach
- * the model (DESIGN, "Mail is data"). The sets come from the Unicode data built into the regex
+ * the model (docs/architecture.md, promise 5). The sets come from the Unicode data built into the regex
  * engine (`\p{…}`), never from a hand list, so a new Unicode version moves with Node:
  *
  * - General Category Cf (format: zero-width, bidi controls, tags, U+0600–0605, U+06DD, U+070F,

@@ -1,7 +1,7 @@
 import { parseSnoozeLabel } from './snooze-labels.js';
 
 /**
- * Where a message is, decided in one place for every write route (DESIGN "Policy"): thread and
+ * Where a message is, decided in one place for every write route (docs/architecture.md, "The write policy"): thread and
  * message tools, modify_labels, bulk_modify, undo, snooze and restore all ask this, so two routes
  * cannot disagree about the same mail.
  *

@@ -3,7 +3,7 @@ import { offsetAt, wallOf } from './zones.js';
 
 /**
  * Snooze dates: what `until` means, resolved in one IANA time zone with Intl (chrono-node is not
- * used because it ignores IANA zone names, FACTS.md). Pure: the caller passes "now" and the zone.
+ * used because it ignores IANA zone names, docs/facts.md). Pure: the caller passes "now" and the zone.
  */
 
 export interface CivilDate {

@@ -3,7 +3,7 @@ import type { DueSpec } from './snooze-dates.js';
 
 /**
  * Snooze state lives in ordinary labels, so every mail client shows it (IMAP clients see the
- * folder MCP/Snoozed/2026-06-20) and it survives restarts without any local store (DESIGN
+ * folder MCP/Snoozed/2026-06-20) and it survives restarts without any local store (docs/architecture.md,
  * promise 2). The label name is the due moment as the server's wall clock reads it.
  */
 

@@ -4,7 +4,7 @@ import type { MailThread } from './types.js';
 
 /**
  * Search indexes can be stale: Gmail's threads.list was measured answering `is:unread` from
- * thread-level state that no longer matched any message (FACTS.md). A hit is dropped only when
+ * thread-level state that no longer matched any message (docs/facts.md). A hit is dropped only when
  * its live labels prove the query false for every message (Kleene logic: predicates other than
  * label state count as unknown, so they never cause a drop).
  */

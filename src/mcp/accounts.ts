@@ -9,7 +9,7 @@ import { toEnvelope } from './errors.js';
 import type { ServerRuntime } from './server.js';
 
 /*
- * Which account a tool call works (DESIGN: one tool surface over several mailboxes): the
+ * Which account a tool call works (docs/architecture.md: one tool surface over several mailboxes): the
  * `account` argument every tool advertises, per-account tiers, and the "all" fan-out.
  */
 
@@ -66,7 +66,7 @@ function singleAccount(runtime: ServerRuntime): AccountRouting {
   };
 }
 
-/** Per-account policy (DESIGN promise 4): each account's own tiers bound what its calls may do. */
+/** Per-account policy (docs/architecture.md, promise 4): each account's own tiers bound what its calls may do. */
 function checkAccountTiers(tool: AnyTool, account: ServedAccount): void {
   const readOnly = [...account.tiers].every((t) => t === 'read');
   if (account.tiers.has(tool.tier) && (tool.access === 'read' || !readOnly)) return;

@@ -2,7 +2,7 @@
  * Which senders and URLs already had a one-click request during this server's life. One
  * request per sender is enough (RFC 8058 §3.2 makes the POST itself the unsubscribe); asking
  * again needs `force`. Only requests that reached an endpoint (some hop answered) are kept.
- * In memory on purpose: DESIGN promise 2 keeps no local state beyond the action log.
+ * In memory on purpose: docs/architecture.md, promise 2 keeps no local state beyond the action log.
  */
 export interface SentRecord {
   /** ISO 8601. */

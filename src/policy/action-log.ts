@@ -24,7 +24,7 @@ export interface ActionRecord {
 }
 
 /**
- * Append-only JSON lines in the config dir, mode 0600 (DESIGN promise 4). The file is created
+ * Append-only JSON lines in the config dir, mode 0600 (docs/architecture.md, promise 4). The file is created
  * and checked writable before the first write a tool makes, so a log that cannot be written
  * stops the write instead of letting it happen unrecorded.
  */

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { MailError, invalidInput } from '../mail/errors.js';
 
 /**
- * Confirmations (DESIGN promise 4): before a consequential write (create_filter, unsubscribe,
+ * Confirmations (docs/architecture.md, promise 4): before a consequential write (create_filter, unsubscribe,
  * large bulk changes) the server asks the human through MCP elicitation. The answer travels
  * between the client and the server only; the model never sees the question or answers it.
  * This module is the decision logic; src/mcp/confirm.ts does the protocol plumbing for both

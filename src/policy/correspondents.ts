@@ -8,7 +8,7 @@ import { senderRuleMatches } from './write-policy.js';
 
 /**
  * Protected correspondents: everyone in To or Cc of mail the user sent in the last N days. The
- * agent never moves their mail out of the inbox. DESIGN promise 2 allows this one piece of
+ * agent never moves their mail out of the inbox. docs/architecture.md, promise 2 allows this one piece of
  * learnt state, so it is short-lived and bounded: held in memory only (never written to disk),
  * re-learnt from the live Sent folder at most every `refreshMinutes`, capped at `maxAddresses`.
  */

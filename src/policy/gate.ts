@@ -21,7 +21,7 @@ import { labelAllowed, senderRuleMatches } from './write-policy.js';
 import type { EffectivePolicy, PolicyRules } from './write-policy.js';
 
 /**
- * The per-item judge of the write policy (DESIGN "Policy: what every write must pass"): each
+ * The per-item judge of the write policy (docs/architecture.md, "The write policy"): each
  * item of a call is judged on its own, under the account's write lock, with the day's count of
  * agent moves read from the action log inside that lock, and every item — refused ones too —
  * gets its line in the log.

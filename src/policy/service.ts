@@ -12,7 +12,7 @@ import type { EffectivePolicy } from './write-policy.js';
  * The write policy as a running server holds it: policy.json is read again for every write (a
  * small file: an edit takes effect without a restart, and a file broken since start stops writes,
  * never reads), and each account keeps one short-lived set of correspondents for the life of the
- * process (DESIGN promise 2: learnt from Sent, bounded, never a mirror).
+ * process (docs/architecture.md, promise 2: learnt from Sent, bounded, never a mirror).
  */
 
 export interface PolicyService {

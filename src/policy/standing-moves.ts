@@ -5,7 +5,7 @@ import type { EffectivePolicy } from './write-policy.js';
 /*
  * A server-side filter whose action keeps mail out of the inbox (removes INBOX, adds SPAM or
  * TRASH) moves every future message it matches with no cap charged, no log line and no
- * correspondent check: a standing move (DESIGN "Policy"). Under inboxOnlyMoves the agent may
+ * correspondent check: a standing move (docs/architecture.md, "The write policy"). Under inboxOnlyMoves the agent may
  * create one only when a person confirms it, and only for senders that are not correspondents.
  */
 

@@ -2,7 +2,7 @@ import { envFlag } from '../store/config.js';
 import { invalidInput } from '../mail/errors.js';
 
 /**
- * Tiers decide which tools exist and which OAuth scopes are requested (DESIGN promise 4).
+ * Tiers decide which tools exist and which OAuth scopes are requested (docs/architecture.md, promise 4).
  * `read` is always on; the rest are opt-in.
  */
 export const TIERS = ['read', 'manage', 'filters', 'drafts', 'accounts'] as const;

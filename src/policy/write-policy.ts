@@ -7,7 +7,7 @@ import { configDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
 
 /**
- * The write policy (DESIGN "Policy: what every write must pass"): policy.json in the config dir,
+ * The write policy (docs/architecture.md, "The write policy"): policy.json in the config dir,
  * `{"default": {…rules}, "accounts": {"NAME": {…rules}}}`. Every key is optional; an account
  * section overrides the default section key by key, and an absent key takes the guarded default
  * below, so a missing file is the safest setting rather than the most permissive one.

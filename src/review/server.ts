@@ -21,7 +21,7 @@ import { restoreItems } from './undo.js';
 
 /*
  * The review page's server: `mailwarden review` on its own loopback port, and `/review` under
- * `mailwarden http`. It is a security boundary (DESIGN "The person's side"):
+ * `mailwarden http`. It is a security boundary (docs/architecture.md, "The person's side"):
  *
  * - loopback only, with the Host and Origin checks of `mailwarden http` (DNS rebinding);
  * - a single-use login token (printed on the terminal, never the MCP bearer) becomes a session

@@ -60,7 +60,7 @@ export interface SandboxOptions {
   /**
    * messages.list answers read-state predicates in `q` from the stale per-thread state (as
    * threads.list does under staleThreadIndex) while its labelIds filter stays exact. Off by
-   * default: Gmail's messages.list was measured exact (FACTS.md); this is for cross-check tests.
+   * default: Gmail's messages.list was measured exact (docs/facts.md); this is for cross-check tests.
    */
   staleMessageIndex?: boolean;
   historyRetentionMs?: number;

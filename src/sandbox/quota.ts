@@ -1,6 +1,6 @@
 import type { Clock } from '../mail/clock.js';
 
-/** Quota units per call, from Google's Gmail API usage-limits page (see FACTS.md). */
+/** Quota units per call, from Google's Gmail API usage-limits page (see docs/facts.md). */
 export const QUOTA_UNITS: Readonly<Record<string, number>> = {
   getProfile: 1,
   'labels.list': 1,

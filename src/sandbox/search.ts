@@ -174,7 +174,7 @@ export interface ThreadHit {
 /**
  * threads.list: threads with at least one matching message, ordered by their newest match.
  * With the stale index on, a thread the index still believes unread is evaluated with UNREAD on
- * every message, as Gmail's thread index was measured to do (FACTS.md); only this list is
+ * every message, as Gmail's thread index was measured to do (docs/facts.md); only this list is
  * affected, every other read stays exact.
  */
 export function listThreads(

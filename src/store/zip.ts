@@ -2,7 +2,7 @@
  * Decompression for read_attachment, in memory only: yauzl over a Buffer (nothing touches the
  * disk) and node:zlib's streaming gunzip. Both count the bytes they inflate and stop at the
  * limit, so a bomb costs at most one limit of memory. yauzl's validateEntrySizes additionally
- * fails an entry the moment it inflates past its declared size (FACTS.md: fflate would truncate
+ * fails an entry the moment it inflates past its declared size (docs/facts.md: fflate would truncate
  * silently instead). Kept out of src/mail so the pure layer never loads zlib or yauzl.
  */
 import { createGunzip } from 'node:zlib';

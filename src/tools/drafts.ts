@@ -8,7 +8,7 @@ import type { ToolContext } from './define.js';
 import { defineTool } from './define.js';
 
 /**
- * The drafts tier (opt-in, off by default): the one exception to "no send path" (DESIGN
+ * The drafts tier (opt-in, off by default): the one exception to "no send path" (docs/architecture.md,
  * promise 1). A draft waits in the Drafts folder until a person opens it and presses Send;
  * mailwarden has no tool and no allowed endpoint that sends one.
  */

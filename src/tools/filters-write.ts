@@ -80,7 +80,7 @@ async function apply(
       done.push(...part);
     } catch (e) {
       if (ctx.signal.aborted) throw e;
-      // Honest partial results (DESIGN promise 6): one chunk failing does not hide the others.
+      // Honest partial results (docs/architecture.md, promise 6): one chunk failing does not hide the others.
       const err = isMailError(e) ? e : new MailError('internal_error', String(e));
       failedChunks.push({ index: i, size: part.length, code: err.code, message: err.message });
     }

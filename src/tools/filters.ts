@@ -22,7 +22,7 @@ import { mailReaders } from './lazy.js';
 /**
  * Gmail filters (tier filters). Label actions only: no input schema here has a forward field,
  * the Mailbox interface cannot carry one, and the egress checkpoint refuses a filter body that
- * mentions forwarding (DESIGN promise 1).
+ * mentions forwarding (docs/architecture.md, promise 1).
  */
 
 const text = (what: string) => z.string().max(1000).optional().describe(what);

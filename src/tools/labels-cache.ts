@@ -5,7 +5,7 @@ import type { Mailbox } from '../providers/mailbox.js';
 
 /**
  * Label names change rarely and resolving ids to names on every search would cost a request
- * each time; labels are not mail, so a short-lived map keeps DESIGN promise 2.
+ * each time; labels are not mail, so a short-lived map keeps docs/architecture.md, promise 2.
  */
 const TTL_MS = 60_000;
 // Keyed by account: each tool call sees a fresh policy wrapper around the same mailbox.

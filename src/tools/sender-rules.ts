@@ -20,7 +20,7 @@ import { usage } from './search.js';
 
 /** Messages one sweep takes (one batch per action at most); the next sweep takes the rest. */
 export const RULE_SWEEP_LIMIT = 1000;
-/** Gmail messages.batchModify takes at most 1000 ids (FACTS.md); IMAP batches the same way. */
+/** Gmail messages.batchModify takes at most 1000 ids (docs/facts.md); IMAP batches the same way. */
 const BATCH = 1000;
 /** The tool name rule moves carry in the action log. */
 export const RULE_TOOL = 'sender-rules';

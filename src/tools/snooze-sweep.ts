@@ -12,7 +12,7 @@ import { defineTool } from './define.js';
 import { forgetLabels } from './labels-cache.js';
 import { errorOf, messagesWithLabel, serverTimeZone, stopsTheRun } from './snooze.js';
 
-/** Gmail messages.batchModify takes at most 1000 ids (FACTS.md). */
+/** Gmail messages.batchModify takes at most 1000 ids (docs/facts.md). */
 export const BATCH_SIZE = 1000;
 
 /*

@@ -19,7 +19,7 @@ import {
 import { tempDir } from '../helpers/temp.js';
 
 /*
- * DESIGN: every string in a result that came from a message is fenced; only strings the server
+ * docs/architecture.md, promise 5: every string in a result that came from a message is fenced; only strings the server
  * made are not. One crafted message carries a marker in every field; each read tool's output
  * over it (structured copy and text copy) must hold the marker only inside the result's fence.
  */

@@ -6,7 +6,7 @@ import type { FilterInput } from '../../src/providers/mailbox.js';
 import { CREDENTIALS, TOKEN_URL, json, makeClient, recordingTransport } from '../providers/gmail/helpers.js';
 
 /**
- * "Filters never forward" (DESIGN promise 1) at the two places below the tools: the egress
+ * "Filters never forward" (docs/architecture.md, promise 1) at the two places below the tools: the egress
  * checkpoint refuses any filter body that mentions forwarding, whatever builds it, and the
  * provider cannot put a forward field into a body even when one is smuggled in at run time.
  */

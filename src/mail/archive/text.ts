@@ -19,7 +19,7 @@ export interface DecodedText {
 
 /**
  * windows-1252 0x80–0x9F (WHATWG Encoding, index-windows-1252). Node 20's TextDecoder decodes
- * the "windows-1252" label as ISO-8859-1 and turns these into C1 controls (FACTS.md measured
+ * the "windows-1252" label as ISO-8859-1 and turns these into C1 controls (docs/facts.md measured
  * the same of postal-mime), so the table is ours. The five unassigned bytes become U+FFFD.
  */
 const CP1252_HIGH =

@@ -1,5 +1,5 @@
 /**
- * The denylist in front of the allowlist (DESIGN promise 1): as wide as the Gmail API, matched
+ * The denylist in front of the allowlist (docs/architecture.md, promise 1): as wide as the Gmail API, matched
  * case-insensitively on the normalised path wherever `gmail/v1/users/{x}` appears in it (so
  * `/upload/…`, `/batch/…` and any other prefix are judged by what they would reach), ignoring
  * `;params` and `:verb` suffixes that some front ends strip. It is checked whatever tiers are

@@ -5,7 +5,7 @@ import type { Endpoint } from './endpoints.js';
 import { denyReason } from './denylist.js';
 
 /**
- * THE egress checkpoint (DESIGN promise 1). Every Google-bound request — Gmail calls and the
+ * THE egress checkpoint (docs/architecture.md, promise 1). Every Google-bound request — Gmail calls and the
  * OAuth token refresh alike — passes `checkEgress` before a transport sees it, and before a
  * token is fetched for it. It passes only the exact form mailwarden's own client builds; a URL
  * in any other spelling was built by something else, so it is refused rather than repaired.

@@ -1,9 +1,9 @@
 import type { Tier } from '../../policy/tiers.js';
 
 /**
- * Exactly the Google endpoints mailwarden calls (DESIGN promise 1: an allowlist of the endpoints
+ * Exactly the Google endpoints mailwarden calls (docs/architecture.md, promise 1: an allowlist of the endpoints
  * the server uses). Anything not in this table is refused by the egress checkpoint, whatever
- * tiers are on. Units are Google's documented per-call quota costs (FACTS.md, quota page).
+ * tiers are on. Units are Google's documented per-call quota costs (docs/facts.md, quota page).
  */
 
 export const GMAIL_HOST = 'gmail.googleapis.com';

@@ -222,7 +222,7 @@ export class GmailMailbox implements Mailbox {
       }
       return page;
     } catch (e) {
-      // Gmail keeps history for about a week and answers 404 for older start ids (FACTS.md).
+      // Gmail keeps history for about a week and answers 404 for older start ids (docs/facts.md).
       // An empty page would read as "nothing changed", which is false; say how to recover.
       if (isMailError(e) && e.code === 'not_found') {
         throw new MailError(

@@ -6,7 +6,7 @@ import { DeadlineExceeded } from './wire.js';
 /**
  * The ONE retry layer for Google requests. The reference server stacked two (its own and the
  * client library's) and spent 16 requests over ≈ 11.5 s on a persistently failing endpoint
- * (FACTS.md); here every HTTP request is retried by exactly this loop, bounded in attempts and in
+ * (docs/facts.md); here every HTTP request is retried by exactly this loop, bounded in attempts and in
  * wall-clock seconds, and a MailError thrown by an attempt (egress refusal, failed token refresh
  * that already had its own loop) is never retried again.
  */

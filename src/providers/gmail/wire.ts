@@ -12,7 +12,7 @@ export interface Deadlines {
 }
 
 /**
- * Node's fetch waits up to 300 s for response headers (FACTS.md): not a deadline anyone would
+ * Node's fetch waits up to 300 s for response headers (docs/facts.md): not a deadline anyone would
  * choose. A Gmail read answers in well under a second; 20 s is generous. A batchModify of 1,000
  * ids takes a few seconds; 30 s leaves room without leaving a tool call hanging.
  */

@@ -11,7 +11,7 @@ import type { LabelChange } from '../mailbox.js';
 export const LABELS_TTL_MS = 60_000;
 
 /**
- * labels.list, kept for LABELS_TTL_MS. Labels are not mail (DESIGN promise 2); every label
+ * labels.list, kept for LABELS_TTL_MS. Labels are not mail (docs/architecture.md, promise 2); every label
  * write of this mailbox forgets the list, and a list loaded while a write ran is not kept, since
  * it may predate the write.
  */

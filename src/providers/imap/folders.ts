@@ -2,7 +2,7 @@ import type { ListResponse } from 'imapflow';
 import type { Folder, FolderModel, FolderRole } from './query.js';
 
 /*
- * A folder-and-flag mailbox as the label model the tools speak (DESIGN "Providers"). Roles come
+ * A folder-and-flag mailbox as the label model the tools speak (docs/architecture.md, "The Mailbox contract"). Roles come
  * from SPECIAL-USE attributes (RFC 6154), which imapflow reads from LIST even where the server
  * does not advertise the extension (Proton's gluon sends \Sent, \Junk… without it), and from
  * known names otherwise (imapflow's localized table; Proton's "Spam" and "Starred").

@@ -2,7 +2,7 @@ import { invalidInput } from '../../mail/errors.js';
 
 /*
  * Message and thread ids for IMAP accounts. They must stay valid when a message moves between
- * folders (another client archives a thread) and must not need a local index (DESIGN promise 2),
+ * folders (another client archives a thread) and must not need a local index (docs/architecture.md, promise 2),
  * so they are derived from the message itself:
  *
  * - message id "m" + base64url(Message-ID without <>): the same in every folder, and reversible,

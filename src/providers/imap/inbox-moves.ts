@@ -8,8 +8,8 @@ import type { ReadMessage } from './reader.js';
 import { componentOf, MAX_ROUNDS } from './threads.js';
 
 /*
- * Moves out of the inbox, judged by what their rules need and nothing more (DESIGN "Policy: what
- * every write must pass"). A UID names one message for as long as the folder's UIDVALIDITY holds
+ * Moves out of the inbox, judged by what their rules need and nothing more (docs/architecture.md,
+ * "The write policy"). A UID names one message for as long as the folder's UIDVALIDITY holds
  * (RFC 3501 §2.3.1.1), so the sender, Message-ID and size read once for a UID in INBOX are the
  * message's for good; "it is in the inbox" is proved by the UID MOVE from INBOX itself, whose
  * COPYUID answer (RFC 4315) names exactly the UIDs that left. So an archive of any number of

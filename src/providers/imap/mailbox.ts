@@ -61,7 +61,7 @@ import type { SearchContext } from './search-pages.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
 import { newLabelTarget } from './writer.js';
 
-/** Folder lists are not mail (DESIGN promise 2): kept a minute so a call does not LIST twice. */
+/** Folder lists are not mail (docs/architecture.md, promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
 const KEYWORD_TTL_MS = 600_000;
 /** How long a judging read's INBOX copies stay usable for the write that follows it. */

@@ -77,7 +77,7 @@ export function labelNamesOf(model: FolderModel): Map<string, string> {
   return names;
 }
 
-/** IMAP flags that stand for Gmail system labels (DESIGN "Providers"). */
+/** IMAP flags that stand for Gmail system labels (docs/architecture.md, "The Mailbox contract"). */
 const FLAG_LABELS: ReadonlyMap<string, { key: 'seen' | 'flagged' | 'draft'; whenPresent: boolean }> = new Map(
   [
     ['UNREAD', { key: 'seen', whenPresent: false }],

@@ -252,7 +252,7 @@ export function mergeCopies(list: readonly ReadMessage[]): ReadMessage[] {
   return [...byId.values()];
 }
 
-/** Live label ids from where the copies sit and their flags (DESIGN: the label model). */
+/** Live label ids from where the copies sit and their flags (docs/architecture.md, "The Mailbox contract"). */
 export function labelIdsOf(m: ReadMessage): string[] {
   const out = new Set<string>();
   for (const c of m.copies) {

@@ -1,6 +1,6 @@
 /**
  * The demo mailbox: a deterministic SeedUser of a few hundred threads covering what mailwarden
- * must survive (see "The sandbox" in DESIGN.md), and the facts tests can assert about it.
+ * must survive (see "The sandbox" in docs/architecture.md), and the facts tests can assert about it.
  */
 import type { SeedUser } from '../seed.js';
 import { addAuthArrivalCases } from './auth-arrival.js';

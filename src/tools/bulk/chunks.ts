@@ -85,7 +85,7 @@ export const chunkReport = z.object({
 
 /**
  * Runs jobs as batchModify calls of at most 1,000 ids, one after another, and reports each
- * chunk on its own: a failed chunk does not stop the rest (DESIGN promise 6). Sequential on
+ * chunk on its own: a failed chunk does not stop the rest (docs/architecture.md, promise 6). Sequential on
  * purpose: progress is reported after each chunk, cancellation is honoured between chunks, and
  * a chunk is never abandoned mid-request (the signal is not passed to the write, since a request
  * already sent may still land and its outcome must be known).

@@ -45,7 +45,7 @@ export async function verifyChange(
     return await readBack(mailbox, ids, change, before, signal);
   } catch (e) {
     // The write already happened; a failed read-back must not hide its report. Nothing was
-    // checked, so nothing is reported as applied (DESIGN promise 6).
+    // checked, so nothing is reported as applied (docs/architecture.md, promise 6).
     return {
       method: 'labelIds-list',
       applied: 0,
