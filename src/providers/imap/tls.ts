@@ -194,6 +194,9 @@ export async function explainVerifyFailure(
   );
 }
 
+/** How long the STARTTLS probe waits for the server's greeting (Bridge greets within a second). */
+const GREETING_MS = 5_000;
+
 /** What the STARTTLS probe reads before giving up: a greeting and a tagged answer fit easily. */
 const PROBE_MAX_BYTES = 64 * 1024;
 
@@ -223,6 +226,7 @@ export function fetchServerCertificate(
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearTimeout(greetTimer);
       // Only the outermost socket: a TLS socket owns the plain one it wraps after STARTTLS, and
       // destroying that one underneath it crashes Node 20 (measured: SIGSEGV).
       sockets.at(-1)?.destroy();
@@ -234,12 +238,34 @@ export function fetchServerCertificate(
         finish(new MailError('network_error', `${where} showed no certificate within ${timeoutMs / 1000} s`)),
       timeoutMs,
     );
-    const fail = (e: Error & { code?: string }): void =>
-      finish(
-        new MailError('network_error', `cannot fetch the certificate of ${where}: ${e.code ?? e.message}`, {
-          cause: e,
-        }),
-      );
+    // Each failure names its likely cause and the option that fixes it.
+    const fail = (e: Error & { code?: string }): void => {
+      const code = e.code ?? '';
+      const why =
+        code === 'ECONNREFUSED'
+          ? `nothing is listening on ${where} (connection refused): check --host and --port, and that the server (Proton Mail Bridge: the app) is running`
+          : code.startsWith('ERR_SSL') || code === 'EPROTO' || code === 'ECONNRESET'
+            ? security === 'tls'
+              ? `the TLS handshake with ${where} failed (${code}): the port may speak plain IMAP first (143; Bridge 1143); use --starttls instead of --tls`
+              : `the TLS handshake after STARTTLS with ${where} failed (${code})`
+            : `cannot fetch the certificate of ${where}: ${code || e.message}`;
+      finish(new MailError('network_error', why, { cause: e }));
+    };
+    // A port that expects TLS from the start sends no greeting to a plain connection: say so
+    // after a few seconds instead of waiting the whole probe out.
+    const greetTimer =
+      security === 'starttls'
+        ? setTimeout(
+            () =>
+              finish(
+                new MailError(
+                  'network_error',
+                  `${where} sent no IMAP greeting within ${GREETING_MS / 1000} s: the port may expect TLS from the start (usually 993); use --tls instead of --starttls`,
+                ),
+              ),
+            Math.min(GREETING_MS, timeoutMs),
+          )
+        : undefined;
     const handshake = (plain?: Socket): void => {
       const t = tlsConnect(
         {
@@ -265,6 +291,7 @@ export function fetchServerCertificate(
     let buffer = '';
     let sentStarttls = false;
     const onData = (chunk: Buffer): void => {
+      clearTimeout(greetTimer);
       buffer += chunk.toString('latin1');
       if (buffer.length > PROBE_MAX_BYTES)
         return finish(new MailError('network_error', `${where} sent too much before STARTTLS`));
