@@ -37,13 +37,17 @@ export interface CheckOptions {
 }
 
 const DAY_MS = 86_400_000;
+/** The sign-in command for this account, exactly as it is to be typed. */
+const authFor = (account: string): string =>
+  account === 'default' ? 'mailwarden auth' : `mailwarden auth --account ${account}`;
+
 /** Google expires Testing-status refresh tokens after 7 days; warn a day before. */
 const WARN_AGE_DAYS = 6;
 const PASSPHRASE = 'MAILWARDEN_TOKEN_PASSPHRASE';
-const TESTING_FIX =
+const testingFix = (account: string): string =>
   'Google expires refresh tokens after 7 days for OAuth apps left in "Testing" publishing status. ' +
   'Publish the app (Google Cloud Console → APIs & Services → OAuth consent screen → Publish app; a personal app may stay unverified), ' +
-  'or run `mailwarden auth` again every week.';
+  `or run \`${authFor(account)}\` again every week.`;
 const short = (scope: string): string => scope.replace('https://www.googleapis.com/auth/', '');
 
 async function checkCredentials(env: Env): Promise<{ item: CheckItem; client?: OAuthClient }> {
@@ -103,19 +107,19 @@ function describeMeta(meta: TokenMeta): string {
   return 'stored in PLAINTEXT';
 }
 
-function decryptFix(meta: TokenMeta, env: Env, message: string): string {
+function decryptFix(meta: TokenMeta, env: Env, message: string, account: string): string {
   if (meta.protection !== 'passphrase') return message;
   if (env[PASSPHRASE] === undefined || env[PASSPHRASE] === '') {
-    return `Set ${PASSPHRASE} to the passphrase used at \`mailwarden auth\`, or run \`mailwarden auth\` again to replace the token.`;
+    return `Set ${PASSPHRASE} to the passphrase used at \`mailwarden auth\`, or run \`${authFor(account)}\` again to replace the token.`;
   }
-  return `${PASSPHRASE} is not the passphrase the token was encrypted with: set the right one, or run \`mailwarden auth\` again to replace the token.`;
+  return `${PASSPHRASE} is not the passphrase the token was encrypted with: set the right one, or run \`${authFor(account)}\` again to replace the token.`;
 }
 
-function liveFix(code: string, message: string, ageDays: number | undefined): string {
+function liveFix(code: string, message: string, ageDays: number | undefined, account: string): string {
   if (code === 'needs_reauth') {
     if (ageDays !== undefined && ageDays >= WARN_AGE_DAYS)
-      return `The token was issued ${ageDays} days ago. ${TESTING_FIX}`;
-    return 'The grant was revoked (myaccount.google.com → Security → Third-party access) or the password changed: run `mailwarden auth` again.';
+      return `The token was issued ${ageDays} days ago. ${testingFix(account)}`;
+    return `The grant was revoked (myaccount.google.com → Security → Third-party access) or the password changed: run \`${authFor(account)}\` again.`;
   }
   if (code === 'network_error' || code === 'upstream_unavailable' || code === 'rate_limited') {
     return `Google could not be reached or did not answer (${message}); check the network or proxy and run \`mailwarden check\` again.`;
@@ -173,7 +177,7 @@ export async function collectChecks(
       id: 'token',
       status: 'fail',
       summary: String((e as Error).message),
-      fix: 'Run `mailwarden auth` again.',
+      fix: `Run \`${authFor(account)}\` again.`,
     });
   }
   if (meta === undefined) {
@@ -213,7 +217,7 @@ export async function collectChecks(
       id: 'decrypt',
       status: 'fail',
       summary: 'the token cannot be opened',
-      fix: decryptFix(meta, env, message),
+      fix: decryptFix(meta, env, message, account),
     });
   }
 
@@ -223,7 +227,7 @@ export async function collectChecks(
       id: 'scopes',
       status: 'warn',
       summary: 'the token file does not record its scopes',
-      fix: 'Run `mailwarden auth` again to record them.',
+      fix: `Run \`${authFor(account)}\` again to record them.`,
     });
   } else {
     const missing = [...tiers].filter((t) => !scopesCoverTier(t, meta.scopes ?? []));
@@ -239,19 +243,27 @@ export async function collectChecks(
         id: 'scopes',
         status: 'fail',
         summary: `granted ${granted || 'nothing'}; not enough for the enabled tier(s) ${missing.join(', ')}, whose tools are not listed`,
-        fix: 'Run `mailwarden auth` again (leave every box ticked on the consent screen), or remove those tiers from MAILWARDEN_TOOLS.',
+        fix: `Run \`${authFor(account)}\` again (leave every box ticked on the consent screen), or remove those tiers from MAILWARDEN_TOOLS.`,
       });
   }
 
   const issued = meta.issuedAt === undefined ? NaN : Date.parse(meta.issuedAt);
   const ageDays = Number.isNaN(issued) ? undefined : Math.floor((now - issued) / DAY_MS);
-  if (ageDays === undefined) skip('age', 'the token file does not record when it was issued');
+  if (meta.importedAt !== undefined)
+    // The reference server's token: Google issued it before the import, when is not recorded.
+    items.push({
+      id: 'age',
+      status: 'warn',
+      summary: `imported ${meta.importedAt.slice(0, 10)} from another program; when Google issued it is not known, so a 7-day Testing expiry may be close`,
+      fix: `Google expires refresh tokens 7 days after they are issued for OAuth apps in "Testing" status: run \`${authFor(account)}\` now to start the 7 days from today, or publish the OAuth app (Google Cloud console → OAuth consent screen → Publish app).`,
+    });
+  else if (ageDays === undefined) skip('age', 'the token file does not record when it was issued');
   else if (ageDays >= WARN_AGE_DAYS) {
     items.push({
       id: 'age',
       status: 'warn',
       summary: `issued ${ageDays} days ago (${meta.issuedAt ?? ''})`,
-      fix: TESTING_FIX,
+      fix: testingFix(account),
     });
   } else items.push({ id: 'age', status: 'ok', summary: `issued ${ageDays} day(s) ago` });
 
@@ -279,7 +291,7 @@ export async function collectChecks(
             id: 'live',
             status: 'fail',
             summary: `the token signs in as ${address}, not ${meta.address ?? ''}`,
-            fix: 'Run `mailwarden auth --force` to record the right mailbox.',
+            fix: `Run \`${authFor(account)} --force\` to record the right mailbox.`,
           }
         : {
             id: 'live',
@@ -294,7 +306,7 @@ export async function collectChecks(
       id: 'live',
       status: 'fail',
       summary: `users.getProfile failed: ${code}: ${message}`,
-      fix: liveFix(code, message, ageDays),
+      fix: liveFix(code, message, ageDays, account),
     });
   }
   return { account, items };

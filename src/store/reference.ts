@@ -145,6 +145,7 @@ export async function importReference(
         address: parsed.address,
         scopes: parsed.scopes,
         issuedAt: options.now.toISOString(),
+        importedAt: options.now.toISOString(),
       },
       protection,
     );

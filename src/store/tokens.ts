@@ -20,6 +20,11 @@ export interface TokenFile {
   address: string;
   scopes: string[];
   issuedAt: string;
+  /**
+   * Copied from another program's token (mailwarden import-reference) at this time: Google issued
+   * the refresh token earlier, when is not known, and `issuedAt` is the import's time.
+   */
+  importedAt?: string;
   protection: ProtectionKind;
   /** passphrase only */
   kdf?: ScryptParams;
@@ -49,6 +54,7 @@ export interface TokenMeta {
   address?: string;
   scopes?: string[];
   issuedAt?: string;
+  importedAt?: string;
 }
 
 const PASSPHRASE_VAR = 'MAILWARDEN_TOKEN_PASSPHRASE';
@@ -103,6 +109,7 @@ export interface NewToken {
   address: string;
   scopes: string[];
   issuedAt: string;
+  importedAt?: string;
 }
 
 export async function writeToken(path: string, token: NewToken, protection: Protection): Promise<void> {
@@ -111,6 +118,7 @@ export async function writeToken(path: string, token: NewToken, protection: Prot
     address: token.address,
     scopes: token.scopes,
     issuedAt: token.issuedAt,
+    ...(token.importedAt === undefined ? {} : { importedAt: token.importedAt }),
     protection: protection.kind,
   };
   if (protection.kind === 'none') file.refresh_token = token.refreshToken;
@@ -164,6 +172,8 @@ function metaOf(json: Record<string, unknown>): TokenMeta {
   if (address !== undefined) meta.address = address;
   if (scopes !== undefined) meta.scopes = scopes;
   if (issuedAt !== undefined) meta.issuedAt = issuedAt;
+  const importedAt = str(json['importedAt']);
+  if (importedAt !== undefined) meta.importedAt = importedAt;
   return meta;
 }
 

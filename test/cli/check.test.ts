@@ -29,6 +29,10 @@ interface Setup {
   protection?: Protection;
   revoke?: boolean;
   credentials?: unknown;
+  /** The token was copied from the reference server (mailwarden import-reference). */
+  imported?: boolean;
+  /** The account's name (its token file). */
+  account?: string;
 }
 
 async function setup(s: Setup = {}): Promise<string> {
@@ -38,15 +42,21 @@ async function setup(s: Setup = {}): Promise<string> {
   if (s.revoke === true) sb.revokeRefreshToken(refreshToken);
   const issuedAt = new Date(Date.now() - (s.ageDays ?? 0) * DAY).toISOString();
   await writeToken(
-    join(dir, 'tokens', 'default.json'),
-    { refreshToken, address: DEMO_ADDRESS, scopes, issuedAt },
+    join(dir, 'tokens', `${s.account ?? 'default'}.json`),
+    {
+      refreshToken,
+      address: DEMO_ADDRESS,
+      scopes,
+      issuedAt,
+      ...(s.imported ? { importedAt: issuedAt } : {}),
+    },
     s.protection ?? PLAIN,
   );
   return dir;
 }
 
-async function check(dir: string, extra: Record<string, string> = {}) {
-  const r = await runCli(['check', '--json'], cliEnv(dir, sb, extra));
+async function check(dir: string, extra: Record<string, string> = {}, args: string[] = []) {
+  const r = await runCli(['check', '--json', ...args], cliEnv(dir, sb, extra));
   const report = JSON.parse(r.out) as { account: string; ok: boolean; checks: CheckItem[] };
   const by = (id: CheckItem['id']): CheckItem => {
     const item = report.checks.find((c) => c.id === id);
@@ -158,5 +168,17 @@ describe('mailwarden check', () => {
     expect(r.by('token')).toMatchObject({ status: 'warn' });
     expect(r.by('token').fix).toContain('MAILWARDEN_TOKEN_PASSPHRASE');
     expect(r.by('live').status).toBe('ok');
+  });
+
+  it('an imported token: its age is not known, and the fix names the account', async () => {
+    const dir = await setup({ imported: true, account: 'work', revoke: true });
+    const r = await check(dir, {}, ['--account', 'work']);
+    expect(r.code).toBe(1);
+    const age = r.by('age');
+    expect(age.status).toBe('warn');
+    expect(age.summary).toContain('when Google issued it is not known');
+    expect(age.summary).not.toContain('0 day');
+    expect(age.fix).toContain('run `mailwarden auth --account work` now');
+    expect(r.by('live').fix).toContain('`mailwarden auth --account work`');
   });
 });
