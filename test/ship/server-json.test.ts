@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PKG, ROOT } from './lib.js';
 
@@ -48,10 +48,30 @@ function variablesInSource(): Map<string, Set<string>> {
   return found;
 }
 
+/**
+ * The files the stdio server can run: every module reachable from its entry (the serve command's
+ * runtime and the stdio transport) through static imports and dynamic `import()`s, so a variable
+ * a tool reads on first use (add_account's sign-in) counts as much as one read at start.
+ */
+function servingFiles(): Set<string> {
+  const seen = new Set<string>();
+  const queue = ['src/cli/runtime.ts', 'src/mcp/stdio.ts'];
+  while (queue.length > 0) {
+    const file = queue.pop() as string;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"](\.{1,2}\/[^'"]+)\.js['"]/g)) {
+      const target = relative(ROOT, join(ROOT, dirname(file), `${m[1] as string}.ts`));
+      if (existsSync(join(ROOT, target))) queue.push(target);
+    }
+  }
+  return seen;
+}
+
 /** Left out of server.json on purpose, each with the only files allowed to name it. */
 const NOT_LISTED: Record<string, { why: string; files: string[] }> = {
   MAILWARDEN_PIN_MISMATCH: { why: 'an error code, not a variable', files: ['src/providers/imap/tls.ts'] },
-  MAILWARDEN_AUTH_TIMEOUT_MS: { why: 'read by `mailwarden auth` only', files: ['src/cli/auth.ts'] },
   ...Object.fromEntries(
     [
       'MAILWARDEN_TOKEN',
@@ -110,5 +130,18 @@ describe('server.json', () => {
     for (const [name, { files }] of Object.entries(NOT_LISTED)) {
       expect([...(inSource.get(name) ?? [])].sort(), name).toEqual(files);
     }
+  });
+
+  it('every variable a file the stdio server can run reads is listed, found by walking its imports', () => {
+    const serving = servingFiles();
+    // The walk reaches the tools and the providers, not only the entry files.
+    expect(serving.has('src/cli/account-sign-in.ts')).toBe(true);
+    expect(serving.has('src/providers/imap/connection.ts')).toBe(true);
+    const listed = new Set(pkg?.environmentVariables.map((v) => v.name));
+    const unlisted = [...variablesInSource()]
+      .filter(([name, files]) => !listed.has(name) && [...files].some((f) => serving.has(f)))
+      .filter(([name]) => name !== 'MAILWARDEN_PIN_MISMATCH')
+      .map(([name, files]) => `${name} (${[...files].filter((f) => serving.has(f)).join(', ')})`);
+    expect(unlisted).toEqual([]);
   });
 });
