@@ -166,10 +166,10 @@ async function main(): Promise<number | undefined> {
       return undefined;
     case 'demo':
       if (has(p, 'imap'))
-        return (await import('./demo-imap.js')).runImapDemo(
+        return (await import('../demo/imap.js')).runImapDemo(
           flagString(p, 'profile') === 'full' ? 'full' : 'bridge',
         );
-      return (await import('./demo.js')).runDemo();
+      return (await import('../demo/tour.js')).runDemo();
     case 'call':
       return call(p);
     case 'sandbox':

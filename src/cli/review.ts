@@ -167,7 +167,7 @@ export async function reviewCommand(argv: string[], env: Env): Promise<number | 
   let runEnv = env;
   let seed: ((built: Awaited<ReturnType<typeof buildRuntime>>) => Promise<void>) | undefined;
   if (args.demo === true) {
-    const demo = await import('./review-demo.js');
+    const demo = await import('../demo/review.js');
     ({ env: runEnv, seed } = demo.demoReviewSetup(env));
   }
   const built = await buildRuntime({

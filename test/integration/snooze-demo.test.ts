@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tourSnooze } from '../../src/cli/demo-snooze.js';
+import { tourSnooze } from '../../src/demo/snooze.js';
 import { buildRuntime, DEMO_ACCOUNT_ADDRESS } from '../../src/cli/runtime.js';
 import { OffsetClock } from '../../src/mail/clock.js';
 import { connectLocal } from '../../src/mcp/local-client.js';

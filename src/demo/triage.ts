@@ -1,5 +1,5 @@
 import type { LocalClient } from '../mcp/local-client.js';
-import { call, show } from './demo-kit.js';
+import { call, show } from './kit.js';
 
 /* Steps of `mailwarden demo`: they print for a person, so console output is the point. */
 

@@ -1,6 +1,6 @@
 import type { LocalClient } from '../mcp/local-client.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { call, show } from './demo-kit.js';
+import { call, show } from './kit.js';
 
 /* A step of `mailwarden demo`: it prints for a person, so console output is the point. */
 

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { connectLocal } from '../mcp/local-client.js';
 import { DEMO_FACTS } from '../sandbox/corpus/index.js';
-import { call, show } from './demo-kit.js';
-import { buildRuntime } from './runtime.js';
+import { call, show } from './kit.js';
+import { buildRuntime } from '../cli/runtime.js';
 
 /* The tour prints for a person, so plain console output is the point here. */
 

@@ -1,7 +1,7 @@
 import type { LocalClient } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { call, show } from './demo-kit.js';
+import { call, show } from './kit.js';
 
 interface Hit {
   threadId: string;

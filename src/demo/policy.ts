@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LocalClient } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { call, show } from './demo-kit.js';
+import { call, show } from './kit.js';
 
 /* A step of `mailwarden demo`: it prints for a person, so console output is the point. */
 

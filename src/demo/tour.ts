@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import { connectLocal } from '../mcp/local-client.js';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../sandbox/corpus/index.js';
 import { OffsetClock } from '../mail/clock.js';
-import { call, show } from './demo-kit.js';
-import { tourJudge } from './demo-judge.js';
-import { tourOrganise } from './demo-organise.js';
-import { tourPolicy, writeDemoPolicy } from './demo-policy.js';
-import { tourSnooze } from './demo-snooze.js';
-import { digestTourStep, followUpsTourStep } from './demo-triage.js';
-import { unsubscribeTourStep } from './demo-unsubscribe.js';
-import { buildRuntime } from './runtime.js';
+import { call, show } from './kit.js';
+import { tourJudge } from './judge.js';
+import { tourOrganise } from './organise.js';
+import { tourPolicy, writeDemoPolicy } from './policy.js';
+import { tourSnooze } from './snooze.js';
+import { digestTourStep, followUpsTourStep } from './triage.js';
+import { unsubscribeTourStep } from './unsubscribe.js';
+import { buildRuntime } from '../cli/runtime.js';
 import { tempDirUntilExit } from '../store/temp-dir.js';
 
 /* The tour prints for a person, so plain console output is the point here. */

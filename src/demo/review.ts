@@ -6,8 +6,8 @@ import { parseAddressList } from '../mail/headers.js';
 import { connectLocal } from '../mcp/local-client.js';
 import type { Env } from '../store/config.js';
 import { tempDirUntilExit } from '../store/temp-dir.js';
-import type { BuiltRuntime } from './runtime.js';
-import { sweepRulesOnce } from './sweep-rules.js';
+import type { BuiltRuntime } from '../cli/runtime.js';
+import { sweepRulesOnce } from '../cli/sweep-rules.js';
 
 /*
  * `mailwarden review --demo`: the page over the sandbox mailbox, after a scripted agent has
