@@ -13,7 +13,7 @@ import { ALL_TOOLS } from '../dist/tools/index.js';
 const schemas = {};
 for (const t of await toolsListSnapshot()) schemas[t.name] = { input: t.inputSchema, output: t.outputSchema };
 
-// What a server needs of each tool before its first call (src/tools/lazy.ts): a start lists the
+// What a server needs of each tool before its first call (src/tools/common/lazy.ts): a start lists the
 // tools from this, and loads their definitions (and the zod schemas they build) on the first call.
 const toolMeta = ALL_TOOLS.map((t) => ({
   name: t.name,

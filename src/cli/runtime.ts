@@ -19,9 +19,9 @@ import { findAccount, readAccounts } from '../store/accounts.js';
 import type { AccountEntry } from '../store/accounts.js';
 import type { ImapSettings } from '../providers/imap/settings.js';
 import type { Clock } from '../mail/clock.js';
-import { startTools } from '../tools/lazy.js';
+import { startTools } from '../tools/common/lazy.js';
 import { accountRouter } from './accounts.js';
-import type { Logger } from '../tools/define.js';
+import type { Logger } from '../tools/common/define.js';
 import { clockFromEnv } from './clock.js';
 import { limitsFromEnv } from './limits.js';
 import { formatFromEnv, fullOutputSchemasFromEnv } from '../mcp/format.js';
@@ -29,7 +29,7 @@ import type { OutputFormat } from '../mcp/format.js';
 import { debugOn } from './debug.js';
 import { errorChain } from '../mail/errors.js';
 import type { Limits } from './limits.js';
-import { withCallBudget } from '../tools/budget.js';
+import { withCallBudget } from '../tools/common/budget.js';
 
 /**
  * mailwarden's own package.json, found by walking up from this file: the same code runs from

@@ -3,7 +3,7 @@ import type { ServerRuntime } from '../mcp/server.js';
 import { Fence } from '../mcp/untrusted.js';
 import { loggedMailbox } from '../policy/logged-mailbox.js';
 import type { Gate } from '../policy/gate.js';
-import type { ToolContext } from '../tools/define.js';
+import type { ToolContext } from '../tools/common/define.js';
 import type { Tier } from '../policy/tiers.js';
 import { runSweep } from '../tools/snooze-sweep.js';
 import type { SweepReport } from '../tools/snooze-sweep.js';

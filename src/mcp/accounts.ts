@@ -4,7 +4,7 @@ import type { Mailbox } from '../providers/mailbox.js';
 import { loggedMailbox } from '../policy/logged-mailbox.js';
 import type { Tier } from '../policy/tiers.js';
 import type { AccountRegistry } from '../store/accounts.js';
-import type { AnyTool, FanOutPart, ToolContext } from '../tools/define.js';
+import type { AnyTool, FanOutPart, ToolContext } from '../tools/common/define.js';
 import { toEnvelope } from './errors.js';
 import type { ServerRuntime } from './server.js';
 

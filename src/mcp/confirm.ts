@@ -19,7 +19,7 @@ import {
 import type { ConfirmMode, ConfirmOutcome, ConfirmRequest } from '../policy/confirm.js';
 import { WRITE_METHODS } from '../policy/logged-mailbox.js';
 import type { Mailbox } from '../providers/mailbox.js';
-import type { Logger } from '../tools/define.js';
+import type { Logger } from '../tools/common/define.js';
 import { stripInvisible } from './untrusted.js';
 
 /**

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { invalidInput } from '../mail/errors.js';
-import type { AnyTool } from '../tools/define.js';
-import { FORMAT_DESCRIPTION, TEXT_RENDERERS } from '../tools/text-format.js';
+import type { AnyTool } from '../tools/common/define.js';
+import { FORMAT_DESCRIPTION, TEXT_RENDERERS } from '../tools/common/text-format.js';
 
 /*
- * `format: "json" | "text"` on the read tools that have a text renderer (src/tools/text-format.ts).
+ * `format: "json" | "text"` on the read tools that have a text renderer (src/tools/common/text-format.ts).
  * Like `account`, it is taken off the arguments here and never reaches a tool's handler: it
  * changes only what the text content holds, never the result.
  */

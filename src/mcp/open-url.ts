@@ -3,7 +3,7 @@ import { inputRequired } from '@modelcontextprotocol/server';
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import { MailError } from '../mail/errors.js';
 import { CONFIRM_STATE_TTL_MS, NonceLedger, checkConfirmState, mintConfirmState } from '../policy/confirm.js';
-import type { Logger, UrlRequest, UrlShown } from '../tools/define.js';
+import type { Logger, UrlRequest, UrlShown } from '../tools/common/define.js';
 import { ConfirmationPending, elicitationCapability, isModern } from './confirm.js';
 
 /**

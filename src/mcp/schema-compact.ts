@@ -29,7 +29,7 @@
  * replaced, so no `$ref` has sibling keywords, and no ref is recursive.
  */
 
-import { OPAQUE } from '../tools/define.js';
+import { OPAQUE } from '../tools/common/define.js';
 
 type Json = unknown;
 type Obj = Record<string, Json>;

@@ -14,7 +14,7 @@ import type { ConfirmMode } from '../policy/confirm.js';
 import type { Tier } from '../policy/tiers.js';
 import { downloadsFor } from '../store/downloads.js';
 import type { InboxMarkStore } from '../store/inbox-mark.js';
-import type { AnyTool, Logger, ToolContext } from '../tools/define.js';
+import type { AnyTool, Logger, ToolContext } from '../tools/common/define.js';
 import { ConfirmationPending, callConfirmation } from './confirm.js';
 import { callUrlOpener } from './open-url.js';
 import { advertisedInput, fanOut, routeCall, takeAccount, withAccountHint } from './accounts.js';
@@ -32,7 +32,7 @@ import { markReadOnlyCall, reusedChecks } from '../providers/freshness.js';
 export interface ServerRuntime {
   tools: readonly AnyTool[];
   /**
-   * Loads the tools' definitions when `tools` are stand-ins (the bundle: src/tools/lazy.ts); a
+   * Loads the tools' definitions when `tools` are stand-ins (the bundle: src/tools/common/lazy.ts); a
    * call awaits it before it touches its tool. Absent: `tools` are the definitions.
    */
   loadTools?: () => Promise<void>;
@@ -99,7 +99,7 @@ export function enabledTools(tools: readonly AnyTool[], tiers: ReadonlySet<Tier>
  */
 function advertiseOnly(schema: () => z.ZodObject, name: string) {
   // Built only when there is no prebuilt schema: a stand-in tool has no zod schema before its
-  // first call (src/tools/lazy.ts).
+  // first call (src/tools/common/lazy.ts).
   let built: z.ZodObject | undefined;
   const json = () => (built ??= schema())['~standard'].jsonSchema;
   return {

@@ -8,7 +8,7 @@ import { LOOPBACK_NAMES, bracketed, hostName, originAllowed } from '../mcp/host-
 import { CorrespondentSet } from '../policy/correspondents.js';
 import { movesToday, serverTimeZone } from '../policy/move-cap.js';
 import type { Env } from '../store/config.js';
-import type { ToolContext } from '../tools/define.js';
+import type { ToolContext } from '../tools/common/define.js';
 import { html } from './html.js';
 import { dailyCounts, lastDays, readLogView, undoable } from './log-view.js';
 import type { LogItem } from './log-view.js';

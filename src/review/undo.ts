@@ -5,11 +5,11 @@ import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
 import { serverTimeZone } from '../policy/move-cap.js';
 import type { MoveAction } from '../policy/move-log.js';
 import type { LabelChange } from '../providers/mailbox.js';
-import { messageItem } from '../tools/bulk/policy.js';
-import { readConcurrency } from '../tools/define.js';
-import type { ToolContext } from '../tools/define.js';
-import { readOne } from '../tools/guarded-messages.js';
-import { gateItem, isOutcomeUnknown, runThroughGate } from '../tools/guarded.js';
+import { messageItem } from '../tools/common/message-items.js';
+import { readConcurrency } from '../tools/common/define.js';
+import type { ToolContext } from '../tools/common/define.js';
+import { readOne } from '../tools/common/guarded-messages.js';
+import { gateItem, isOutcomeUnknown, runThroughGate } from '../tools/common/guarded.js';
 import type { LogItem, LogView } from './log-view.js';
 import { undoable } from './log-view.js';
 

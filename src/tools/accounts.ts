@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { MailError, isMailError } from '../mail/errors.js';
 import type { AccountEntry, AccountRegistry, SignInOutcome } from '../store/accounts.js';
-import { defineTool } from './define.js';
-import type { AnyTool, ToolContext } from './define.js';
+import { defineTool } from './common/define.js';
+import type { AnyTool, ToolContext } from './common/define.js';
 
 const account = z.object({
   name: z.string(),

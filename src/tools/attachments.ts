@@ -4,8 +4,8 @@ import type { LocatedAttachment } from '../mail/archive/locate.js';
 import { invalidInput, MailError } from '../mail/errors.js';
 import type { MailThread } from '../mail/types.js';
 import { resolveDownloadDir } from '../store/downloads.js';
-import { defineTool, fenceOrEmpty } from './define.js';
-import type { ToolContext } from './define.js';
+import { defineTool, fenceOrEmpty } from './common/define.js';
+import type { ToolContext } from './common/define.js';
 
 /** Attachments download_attachment will hold in memory to save (Gmail accepts 25 MB per message). */
 const MAX_DOWNLOAD_BYTES = 64 * MiB;

@@ -4,8 +4,8 @@ import { MailError, invalidInput } from '../mail/errors.js';
 import type { Address } from '../mail/headers.js';
 import type { Header, MailMessage } from '../mail/types.js';
 import type { DraftInput, DraftRef } from '../providers/mailbox.js';
-import type { ToolContext } from './define.js';
-import { defineTool } from './define.js';
+import type { ToolContext } from './common/define.js';
+import { defineTool } from './common/define.js';
 
 /**
  * The drafts tier (opt-in, off by default): the one exception to "no send path" (docs/architecture.md,

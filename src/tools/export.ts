@@ -3,7 +3,7 @@ import type { ThreadExport } from '../mail/export-markdown.js';
 import type { Fence } from '../mcp/untrusted.js';
 import { resolveDownloadDir, sanitizeFileName } from '../store/downloads.js';
 import { MailError } from '../mail/errors.js';
-import { defineTool } from './define.js';
+import { defineTool } from './common/define.js';
 import { getThread } from './thread.js';
 
 /**

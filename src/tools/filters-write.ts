@@ -4,8 +4,8 @@ import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import { hasPositiveCriterion } from '../mail/filter-criteria.js';
 import type { Label } from '../mail/types.js';
 import type { LabelChange } from '../providers/mailbox.js';
-import type { ToolContext } from './define.js';
-import { confirmChange, defineTool } from './define.js';
+import type { ToolContext } from './common/define.js';
+import { confirmChange, defineTool } from './common/define.js';
 import {
   actionInput,
   filterView,
@@ -18,10 +18,10 @@ import {
   view,
 } from './filters.js';
 import type { Plan } from './filters.js';
-import { ensureLabel } from './labels.js';
+import { ensureLabel } from './common/label-changes.js';
 import type { ConfirmRequest } from '../policy/confirm.js';
 import { STANDING_MOVE_RULE, keepsOutOfInbox } from '../policy/standing-moves.js';
-import { shownLabelRef } from './labels-cache.js';
+import { shownLabelRef } from './common/labels-cache.js';
 
 /** messages.batchModify takes at most 1,000 ids (Gmail API reference). */
 const CHUNK = 1000;

@@ -12,12 +12,12 @@ import {
 import type { FilterCriteria, ResolvedLabels } from '../mail/filter-criteria.js';
 import type { Label } from '../mail/types.js';
 import type { Mailbox, MailFilter } from '../providers/mailbox.js';
-import type { ToolContext } from './define.js';
-import { defineTool } from './define.js';
-import { checkLabelName } from './labels.js';
-import { shownLabelRef } from './labels-cache.js';
+import type { ToolContext } from './common/define.js';
+import { defineTool } from './common/define.js';
+import { checkLabelName } from './common/label-changes.js';
+import { shownLabelRef } from './common/labels-cache.js';
 import type { Fence } from '../mcp/untrusted.js';
-import { mailReaders } from './lazy.js';
+import { mailReaders } from './common/lazy.js';
 
 /**
  * Gmail filters (tier filters). Label actions only: no input schema here has a forward field,

@@ -1,6 +1,6 @@
 import { ACCOUNT_TOOLS } from './accounts.js';
 import { downloadAttachment, readAttachment } from './attachments.js';
-import type { AnyTool } from './define.js';
+import type { AnyTool } from './common/define.js';
 import { ORGANISE_TOOLS } from './bulk/organise-tools.js';
 import { exportThread } from './export.js';
 import { createDraft, draftReply } from './drafts.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
-import { defineTool } from './define.js';
+import { defineTool } from './common/define.js';
 import type { Label } from '../mail/types.js';
 import { shownLabel } from '../mail/label-names.js';
-import { labelMap, shownLabelRef } from './labels-cache.js';
+import { labelMap, shownLabelRef } from './common/labels-cache.js';
 
 const label = z.object({
   id: z.string(),

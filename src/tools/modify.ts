@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import type { LabelChange } from '../providers/mailbox.js';
-import type { AnyTool, ToolContext } from './define.js';
-import { defineTool } from './define.js';
+import type { AnyTool, ToolContext } from './common/define.js';
+import { defineTool } from './common/define.js';
 import { changeIntent, checkAppliedLabels, guardedAction } from './bulk/policy.js';
-import { guardedPerThread } from './guarded.js';
-import { guardedPerMessage } from './guarded-messages.js';
-import type { MessageReport } from './guarded-messages.js';
-import type { GuardedReport, ThreadWrite } from './guarded.js';
+import { guardedPerThread } from './common/guarded.js';
+import { guardedPerMessage } from './common/guarded-messages.js';
+import type { MessageReport } from './common/guarded-messages.js';
+import type { GuardedReport, ThreadWrite } from './common/guarded.js';
 import type { GateIntent } from '../policy/gate.js';
-import { labelRef, materialize, ref, resolveChange } from './labels.js';
-import type { AppliedChange } from './labels.js';
-import { usage } from './search.js';
+import { labelRef, materialize, ref, resolveChange } from './common/label-changes.js';
+import type { AppliedChange } from './common/label-changes.js';
+import { usage } from './common/schemas.js';
 
 const MAX_THREADS = 100;
 

@@ -3,7 +3,7 @@ import { MailError, invalidInput } from '../mail/errors.js';
 import { localDay } from '../policy/move-log.js';
 import { MOVE_ACTIONS } from '../policy/move-log.js';
 import { addDays, dayStart } from '../policy/move-counts.js';
-import { defineTool } from './define.js';
+import { defineTool } from './common/define.js';
 
 /*
  * The write policy, read back: list_sender_rules (what the server applies on its own) and

@@ -2,14 +2,18 @@ import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { parseQuery } from '../mail/query.js';
 import { uniqueById } from '../mail/unique.js';
-import type { SignalDetails } from '../mail/signals.js';
-import { SIGNAL_NAMES } from '../mail/vocabulary.js';
-import type { Fence } from '../mcp/untrusted.js';
 import { verifyThreads } from '../mail/verify.js';
-import { defineTool, readConcurrency, fenceOrEmpty } from './define.js';
-import type { FanOutPart } from './define.js';
-import { labelMap } from './labels-cache.js';
-import { mailReaders } from './lazy.js';
+import { defineTool, readConcurrency, fenceOrEmpty } from './common/define.js';
+import type { FanOutPart } from './common/define.js';
+import { labelMap } from './common/labels-cache.js';
+import {
+  fenceSignalDetails,
+  reusedChecksField,
+  signalDetailsSchema,
+  signalsSchema,
+  usage,
+} from './common/schemas.js';
+import { mailReaders } from './common/lazy.js';
 
 /** Thread reads in flight at once: enough to hide latency, low enough to stay polite to quota. */
 const THREAD_FETCH_CONCURRENCY = 10;
@@ -20,24 +24,6 @@ const attachment = z.object({ filename: z.string(), mimeType: z.string(), size: 
  * On every hit, so it is kept small: the names of the signals present ([] when none, about 12
  * characters) and, only when one has a domain to name, a fenced detail.
  */
-export const signalsSchema = z
-  .array(z.enum(SIGNAL_NAMES))
-  .describe(
-    'from the first message: newsletter, automated, calendar (invite), replyToMismatch, displayNameSpoof (display name shows another domain), lookalikeDomain (From domain imitates another)',
-  );
-
-export const signalDetailsSchema = z
-  .object({ resembles: z.string().optional(), replyTo: z.string().optional(), claims: z.string().optional() })
-  .describe('fenced domains: resembles (lookalikeDomain), replyTo, claims (displayNameSpoof)');
-
-export function fenceSignalDetails(d: SignalDetails, f: Fence): SignalDetails {
-  const out: SignalDetails = {};
-  if (d.resembles !== undefined) out.resembles = f.wrap(d.resembles);
-  if (d.replyTo !== undefined) out.replyTo = f.wrap(d.replyTo);
-  if (d.claims !== undefined) out.claims = f.wrap(d.claims);
-  return out;
-}
-
 export const threadSummary = z.object({
   threadId: z.string(),
   subject: z.string().describe('fenced mail text'),
@@ -56,19 +42,6 @@ export const threadSummary = z.object({
     .optional()
     .describe('attachments past 50 and labels past 30, counted'),
 });
-
-export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });
-
-/**
- * A read-only result whose labels partly rest on a folder check an earlier call made
- * (src/providers/freshness.ts): the server fills it in; a tool only declares it.
- */
-export const reusedChecksField = z
-  .object({ places: z.array(z.string()), oldestSeconds: z.number() })
-  .optional()
-  .describe(
-    'IMAP without LIST-STATUS: folders whose copies (labels) were located from a check an earlier call made, at most oldestSeconds ago, not asked again',
-  );
 
 const accountOutcome = z.object({
   account: z.string(),

@@ -5,10 +5,10 @@ import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
 import { senderRuleFor, senderRuleQueries } from '../policy/sender-rules.js';
 import type { RuleMatch } from '../policy/sender-rules.js';
 import type { LabelChange } from '../providers/mailbox.js';
-import { readMessageItems } from './bulk/policy.js';
-import { agentLabelOf } from './guarded.js';
-import type { ToolContext } from './define.js';
-import { usage } from './search.js';
+import { readMessageItems } from './common/message-items.js';
+import { agentLabelOf } from './common/guarded.js';
+import type { ToolContext } from './common/define.js';
+import { usage } from './common/schemas.js';
 
 /*
  * Sender rules applied by the server (policy.json senderRules): inbox mail from a sender the

@@ -7,9 +7,9 @@ import { isoInZone } from '../mail/snooze-dates.js';
 import { chunk, snoozeLabelsOf } from '../mail/snooze-labels.js';
 import type { SnoozeLabel } from '../mail/snooze-labels.js';
 import type { LabelChange } from '../providers/mailbox.js';
-import type { ToolContext } from './define.js';
-import { defineTool } from './define.js';
-import { forgetLabels } from './labels-cache.js';
+import type { ToolContext } from './common/define.js';
+import { defineTool } from './common/define.js';
+import { forgetLabels } from './common/labels-cache.js';
 import { errorOf, messagesWithLabel, serverTimeZone, stopsTheRun } from './snooze.js';
 
 /** Gmail messages.batchModify takes at most 1000 ids (docs/facts.md). */

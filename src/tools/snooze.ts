@@ -6,13 +6,13 @@ import { isoInZone, resolveUntil } from '../mail/snooze-dates.js';
 import { SNOOZE_PARENTS, snoozeLabelName, snoozeLabelsOf } from '../mail/snooze-labels.js';
 import type { SnoozeLabel } from '../mail/snooze-labels.js';
 import type { Label } from '../mail/types.js';
-import type { ToolContext } from './define.js';
-import { defineTool, readConcurrency } from './define.js';
-import { guardedPerThread, refusedSchema } from './guarded.js';
+import type { ToolContext } from './common/define.js';
+import { defineTool, readConcurrency } from './common/define.js';
+import { guardedPerThread, refusedSchema } from './common/guarded.js';
 import type { ThreadWriteOptions } from '../providers/mailbox.js';
 import type { GateIntent } from '../policy/gate.js';
-import { forgetLabels } from './labels-cache.js';
-import { mailReaders } from './lazy.js';
+import { forgetLabels } from './common/labels-cache.js';
+import { mailReaders } from './common/lazy.js';
 import { serverTimeZone } from '../policy/move-cap.js';
 
 /**

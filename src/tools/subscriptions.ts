@@ -15,9 +15,9 @@ import { checkUrl } from '../net/guard.js';
 import { domainOfAddress } from '../mail/domains.js';
 import { parseAddressList } from '../mail/headers.js';
 import { shownUrl } from '../mail/shown-url.js';
-import { defineTool, readConcurrency } from './define.js';
-import type { ToolContext } from './define.js';
-import { usage } from './search.js';
+import { defineTool, readConcurrency } from './common/define.js';
+import type { ToolContext } from './common/define.js';
+import { usage } from './common/schemas.js';
 
 /** Thread reads in flight at once (the same politeness as search). */
 const THREAD_FETCH_CONCURRENCY = 10;

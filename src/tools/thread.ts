@@ -7,11 +7,11 @@ import type { Fence } from '../mcp/untrusted.js';
 import { EMPTY_BODY_REASONS, HIDDEN_REASONS } from '../mail/body-notes.js';
 import { MAX_THREAD_MESSAGES, OMITTED_KEYS } from '../mail/bounds.js';
 import type { Label, MailMessage } from '../mail/types.js';
-import { defineTool, fenceOrEmpty } from './define.js';
-import type { ToolContext } from './define.js';
-import { labelMap } from './labels-cache.js';
-import { mailReaders } from './lazy.js';
-import { reusedChecksField } from './search.js';
+import { defineTool, fenceOrEmpty } from './common/define.js';
+import type { ToolContext } from './common/define.js';
+import { labelMap } from './common/labels-cache.js';
+import { mailReaders } from './common/lazy.js';
+import { reusedChecksField } from './common/schemas.js';
 
 // 'unknown' stands for anything else a report says: a verdict field never holds free text.
 const SPF = [...SPF_RESULTS, 'unknown'] as const;

@@ -8,11 +8,11 @@ import type * as Triage from '../mail/triage.js';
 import type { MailThread } from '../mail/types.js';
 import { verifyThreads } from '../mail/verify.js';
 import type { ThreadReadOptions } from '../providers/mailbox.js';
-import { defineTool, readConcurrency } from './define.js';
-import type { ToolContext } from './define.js';
+import { defineTool, readConcurrency } from './common/define.js';
+import type { ToolContext } from './common/define.js';
 import { shownLabel } from '../mail/label-names.js';
-import { labelMap } from './labels-cache.js';
-import { reusedChecksField, signalsSchema, usage } from './search.js';
+import { labelMap } from './common/labels-cache.js';
+import { reusedChecksField, signalsSchema, usage } from './common/schemas.js';
 
 /** Thread reads in flight at once: the same politeness as search. */
 const THREAD_FETCH_CONCURRENCY = 10;

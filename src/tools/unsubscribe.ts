@@ -3,8 +3,8 @@ import { isMailError, MailError } from '../mail/errors.js';
 import { shownUrl } from '../mail/shown-url.js';
 import { findUnsubscribeHeaders, UNSUBSCRIBE_HEADERS } from '../mail/unsubscribe.js';
 import type { OneClickOutcome } from '../net/one-click.js';
-import { confirmChange, defineTool } from './define.js';
-import type { OutboundContext, ToolContext } from './define.js';
+import { confirmChange, defineTool } from './common/define.js';
+import type { OutboundContext, ToolContext } from './common/define.js';
 
 const BULK_MAX = 25;
 const BULK_BUDGET_MS = 60_000;

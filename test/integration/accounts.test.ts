@@ -10,7 +10,7 @@ import { connectLocal } from '../../src/mcp/local-client.js';
 import type { LocalClient } from '../../src/mcp/local-client.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
-import { defineTool } from '../../src/tools/define.js';
+import { defineTool } from '../../src/tools/common/define.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { MAIN } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';

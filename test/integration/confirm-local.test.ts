@@ -8,7 +8,7 @@ import { createMcpServer } from '../../src/mcp/server.js';
 import { ActionLog } from '../../src/policy/action-log.js';
 import type { ConfirmMode } from '../../src/policy/confirm.js';
 import type { Mailbox } from '../../src/providers/mailbox.js';
-import { confirmChange, defineTool } from '../../src/tools/define.js';
+import { confirmChange, defineTool } from '../../src/tools/common/define.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/temp.js';
  * tools/list advertises each output schema's outline by default (src/mcp/schema-compact.ts);
  * MAILWARDEN_OUTPUT_SCHEMAS=full advertises the whole shapes, the ones docs/output-schemas.json
  * holds, for a client that generates types from them. Through the bundle a user runs, whose tools
- * start as stand-ins (src/tools/lazy.ts).
+ * start as stand-ins (src/tools/common/lazy.ts).
  */
 
 type Obj = Record<string, unknown>;

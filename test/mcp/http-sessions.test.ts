@@ -7,7 +7,7 @@ import type { HttpOptions, HttpServer } from '../../src/mcp/http.js';
 import type { ServerRuntime } from '../../src/mcp/server.js';
 import { ActionLog } from '../../src/policy/action-log.js';
 import type { Mailbox } from '../../src/providers/mailbox.js';
-import { defineTool } from '../../src/tools/define.js';
+import { defineTool } from '../../src/tools/common/define.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**

@@ -5,7 +5,7 @@ import { systemClock } from '../../src/mail/clock.js';
 import { MailError } from '../../src/mail/errors.js';
 import { connectLocal } from '../../src/mcp/local-client.js';
 import { tiersFromEnv } from '../../src/policy/tiers.js';
-import { defineTool } from '../../src/tools/define.js';
+import { defineTool } from '../../src/tools/common/define.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
 // A manage-tier tool that only exists in this test, so tier filtering is proven through a real

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MailError } from '../../src/mail/errors.js';
-import { withCallBudget } from '../../src/tools/budget.js';
-import { defineTool } from '../../src/tools/define.js';
-import type { ToolContext } from '../../src/tools/define.js';
+import { withCallBudget } from '../../src/tools/common/budget.js';
+import { defineTool } from '../../src/tools/common/define.js';
+import type { ToolContext } from '../../src/tools/common/define.js';
 
 /** Waits for `ms`, or rejects with the signal's reason when it aborts first. */
 const wait = (ms: number, signal: AbortSignal): Promise<void> =>

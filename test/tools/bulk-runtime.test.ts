@@ -11,8 +11,8 @@ import {
   consumePreview,
   issuePreview,
 } from '../../src/tools/bulk/preview-tokens.js';
-import type { ToolContext } from '../../src/tools/define.js';
-import { GMAIL_LABEL_COLORS, ensureLabel, resolveChange } from '../../src/tools/labels.js';
+import type { ToolContext } from '../../src/tools/common/define.js';
+import { GMAIL_LABEL_COLORS, ensureLabel, resolveChange } from '../../src/tools/common/label-changes.js';
 
 /** Only what these tests touch; anything else is a bug in the test and throws. */
 function fakeMailbox(over: Partial<Mailbox>): Mailbox {

@@ -9,7 +9,7 @@ import { ActionLog } from '../../src/policy/action-log.js';
 import { createGate, filePolicyStore } from '../../src/policy/gate.js';
 import { effectivePolicy, parsePolicy } from '../../src/policy/write-policy.js';
 import type { LabelChange, Mailbox } from '../../src/providers/mailbox.js';
-import type { ToolContext } from '../../src/tools/define.js';
+import type { ToolContext } from '../../src/tools/common/define.js';
 import { sweepSenderRules } from '../../src/tools/sender-rules.js';
 import { tempDir } from '../helpers/temp.js';
 

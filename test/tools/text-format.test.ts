@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TEXT_RENDERERS } from '../../src/tools/text-format.js';
+import { TEXT_RENDERERS } from '../../src/tools/common/text-format.js';
 
 /* The text renderers on their own: what a person reads first is there, zero counts are not. */
 

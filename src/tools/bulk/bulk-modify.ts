@@ -6,12 +6,12 @@ import { invalidInput } from '../../mail/errors.js';
 import { labelStatePredicates, parseQuery } from '../../mail/query.js';
 import type { MessageRef } from '../../mail/types.js';
 import type { LabelChange } from '../../providers/mailbox.js';
-import type { ToolContext } from '../define.js';
-import { confirmChange, defineTool } from '../define.js';
-import { labelRef, materialize, ref, resolveChange } from '../labels.js';
-import type { AppliedChange } from '../labels.js';
-import { mailReaders } from '../lazy.js';
-import { usage } from '../search.js';
+import type { ToolContext } from '../common/define.js';
+import { confirmChange, defineTool } from '../common/define.js';
+import { labelRef, materialize, ref, resolveChange } from '../common/label-changes.js';
+import type { AppliedChange } from '../common/label-changes.js';
+import { mailReaders } from '../common/lazy.js';
+import { usage } from '../common/schemas.js';
 import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
 import { listMessages } from './listing.js';
 import {
@@ -27,7 +27,7 @@ import {
 import { checkPreview, consumePreview, issuePreview } from './preview-tokens.js';
 import { preWriteReads } from './reads.js';
 import { undoPlanSchema } from './undo.js';
-import { agentLabelOf } from '../guarded.js';
+import { agentLabelOf } from '../common/guarded.js';
 import { ID_SAMPLE, verifiedSchema, verifyChange } from './verify.js';
 
 const MAX_MESSAGES = 100_000;

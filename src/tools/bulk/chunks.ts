@@ -3,8 +3,8 @@ import { BATCH_LIMIT, chunk } from '../../mail/bulk-plan.js';
 import { ERROR_CODES, MailError, isMailError } from '../../mail/errors.js';
 import type { ErrorCode } from '../../mail/errors.js';
 import type { LabelChange } from '../../providers/mailbox.js';
-import type { ToolContext } from '../define.js';
-import { agentLabelOf, isOutcomeUnknown } from '../guarded.js';
+import type { ToolContext } from '../common/define.js';
+import { agentLabelOf, isOutcomeUnknown } from '../common/guarded.js';
 import { verifiedSchema, verifyChange } from './verify.js';
 import type { Verified } from './verify.js';
 

@@ -1,4 +1,4 @@
-import type { AnyTool } from '../define.js';
+import type { AnyTool } from '../common/define.js';
 import { createLabel } from '../labels.js';
 import {
   archive,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_PLAN_MESSAGES, checkUndoPlan } from '../../mail/bulk-plan.js';
-import { OPAQUE, defineTool } from '../define.js';
-import { usage } from '../search.js';
+import { OPAQUE, defineTool } from '../common/define.js';
+import { usage } from '../common/schemas.js';
 import { chunkReport, nothingChanged, runChunks, runFields } from './chunks.js';
 import {
   bulkRefusedSchema,

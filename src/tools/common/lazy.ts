@@ -1,4 +1,4 @@
-import type * as Summary from '../mail/summary.js';
+import type * as Summary from '../../mail/summary.js';
 import type { AnyTool } from './define.js';
 
 /**
@@ -6,7 +6,7 @@ import type { AnyTool } from './define.js';
  * 70 ms to load, a quarter of a cold start. Tools load it on their first call, so a client's
  * tools/list never waits for it (cold start is a benchmarked target: docs/benchmarks.md).
  */
-export const mailReaders = (): Promise<typeof Summary> => import('../mail/summary.js');
+export const mailReaders = (): Promise<typeof Summary> => import('../../mail/summary.js');
 
 /*
  * The tool list a server starts with. Every definition builds its zod schemas when its module is
@@ -34,7 +34,7 @@ export interface StartTools {
 
 /** The tools for a server, each passed through `wrap` (the call budget) once it is defined. */
 export async function startTools(wrap: (tools: readonly AnyTool[]) => AnyTool[]): Promise<StartTools> {
-  const definitions = async () => wrap((await import('./index.js')).ALL_TOOLS);
+  const definitions = async () => wrap((await import('../index.js')).ALL_TOOLS);
   if (typeof __MAILWARDEN_TOOLS__ !== 'string') {
     const tools = await definitions();
     return { tools, load: () => Promise.resolve() };

@@ -1,16 +1,16 @@
 import type { z } from 'zod';
-import type { Clock } from '../mail/clock.js';
-import type { Mailbox } from '../providers/mailbox.js';
-import type { Tier } from '../policy/tiers.js';
-import type { Fence } from '../mcp/untrusted.js';
-import type { ErrorCode } from '../mail/errors.js';
-import type { ConfirmOutcome, ConfirmRequest } from '../policy/confirm.js';
-import type { AccountRegistry } from '../store/accounts.js';
-import type { Downloads } from '../store/downloads.js';
-import type { Outbound } from '../net/outbound.js';
-import type { ActionLog } from '../policy/action-log.js';
-import type { Gate } from '../policy/gate.js';
-import type { InboxMarkStore } from '../store/inbox-mark.js';
+import type { Clock } from '../../mail/clock.js';
+import type { Mailbox } from '../../providers/mailbox.js';
+import type { Tier } from '../../policy/tiers.js';
+import type { Fence } from '../../mcp/untrusted.js';
+import type { ErrorCode } from '../../mail/errors.js';
+import type { ConfirmOutcome, ConfirmRequest } from '../../policy/confirm.js';
+import type { AccountRegistry } from '../../store/accounts.js';
+import type { Downloads } from '../../store/downloads.js';
+import type { Outbound } from '../../net/outbound.js';
+import type { ActionLog } from '../../policy/action-log.js';
+import type { Gate } from '../../policy/gate.js';
+import type { InboxMarkStore } from '../../store/inbox-mark.js';
 
 /**
  * How a tool touches the world; `src/mcp/` derives the MCP annotations from it:

@@ -1,7 +1,7 @@
-import { shownLabel } from '../mail/label-names.js';
-import type { Label } from '../mail/types.js';
-import type { Fence } from '../mcp/untrusted.js';
-import type { Mailbox } from '../providers/mailbox.js';
+import { shownLabel } from '../../mail/label-names.js';
+import type { Label } from '../../mail/types.js';
+import type { Fence } from '../../mcp/untrusted.js';
+import type { Mailbox } from '../../providers/mailbox.js';
 
 /**
  * Label names change rarely and resolving ids to names on every search would cost a request

@@ -1,9 +1,9 @@
-import { mapBounded } from '../mail/async.js';
-import { MailError, isMailError } from '../mail/errors.js';
-import type { MailMessage } from '../mail/types.js';
-import type { GateIntent, GateItem, PerItemOutcome } from '../policy/gate.js';
-import type { LabelChange } from '../providers/mailbox.js';
-import { messageItem } from './bulk/policy.js';
+import { mapBounded } from '../../mail/async.js';
+import { MailError, isMailError } from '../../mail/errors.js';
+import type { MailMessage } from '../../mail/types.js';
+import type { GateIntent, GateItem, PerItemOutcome } from '../../policy/gate.js';
+import type { LabelChange } from '../../providers/mailbox.js';
+import { messageItem } from './message-items.js';
 import { readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 import {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { mapBounded } from '../mail/async.js';
-import { ERROR_CODES, MailError, isMailError } from '../mail/errors.js';
-import type { ErrorCode } from '../mail/errors.js';
-import { headerValue, parseAddressList } from '../mail/headers.js';
-import type { MailMessage, MailPlace, MailThread } from '../mail/types.js';
-import { threadPlace } from '../mail/place.js';
-import type { Gate, GateIntent, GateItem, GateRun, PerItemOutcome } from '../policy/gate.js';
-import type { LabelChange, Mailbox, ThreadWriteOptions } from '../providers/mailbox.js';
+import { mapBounded } from '../../mail/async.js';
+import { ERROR_CODES, MailError, isMailError } from '../../mail/errors.js';
+import type { ErrorCode } from '../../mail/errors.js';
+import { headerValue, parseAddressList } from '../../mail/headers.js';
+import type { MailMessage, MailPlace, MailThread } from '../../mail/types.js';
+import { threadPlace } from '../../mail/place.js';
+import type { Gate, GateIntent, GateItem, GateRun, PerItemOutcome } from '../../policy/gate.js';
+import type { LabelChange, Mailbox, ThreadWriteOptions } from '../../providers/mailbox.js';
 import { confirmChange, readConcurrency } from './define.js';
 import type { ToolContext } from './define.js';
 

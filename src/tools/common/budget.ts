@@ -1,5 +1,5 @@
-import { sameCall } from '../providers/freshness.js';
-import { MailError, errorChain } from '../mail/errors.js';
+import { sameCall } from '../../providers/freshness.js';
+import { MailError, errorChain } from '../../mail/errors.js';
 import type { AnyTool, ToolContext } from './define.js';
 
 /**
