@@ -95,7 +95,7 @@ describe('the Claude Code plugin', () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toContain(
-      'invalid_input: MAILWARDEN_DEMO: "maybe" is not one of 1, true, 0, false',
+      'invalid_input: MAILWARDEN_DEMO: "maybe" is not a switch; use 1/true/yes/on or 0/false/no/off',
     );
   });
 });
