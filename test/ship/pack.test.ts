@@ -34,14 +34,16 @@ beforeAll(async () => {
 afterAll(() => tmp.remove());
 
 describe('the packed npm package', () => {
-  it('holds the bundled bin, server.json and the README, and none of the sources or tests', () => {
+  it('holds the bundled bin, server.json, the README and the LICENSE, and none of the sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'server.json', PKG.bin[PKG.name]]),
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'server.json', PKG.bin[PKG.name]]),
     );
     expect(
       paths.filter(
-        (p) => !p.startsWith('dist/bundle/') && !['package.json', 'README.md', 'server.json'].includes(p),
+        (p) =>
+          !p.startsWith('dist/bundle/') &&
+          !['package.json', 'README.md', 'LICENSE', 'server.json'].includes(p),
       ),
     ).toEqual([]);
   });
