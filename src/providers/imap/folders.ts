@@ -110,6 +110,8 @@ export function placesOf(model: FolderModel): Folder[] {
 const SYSTEM_KEYWORDS: ReadonlySet<string> = new Set(
   [
     '$forwarded',
+    // The older spelling, in every folder's FLAGS on Proton Bridge: a state, not a label.
+    'forwarded',
     '$mdnsent',
     '$junk',
     '$notjunk',

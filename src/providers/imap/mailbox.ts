@@ -767,7 +767,14 @@ async function learnKeywords(client: ImapFlow, model: FolderModel, use: IndexUse
   };
   const first = await open(inbox.path);
   const keywords = model.keywordLabels as Map<string, string>;
-  for (const f of places) {
+  // Proton Bridge answers every folder's FLAGS and PERMANENTFLAGS from one fixed list
+  // (docs/bridge-profile.md): when INBOX's allows no new keyword (no \*) and names none, no
+  // other folder can name one either, and asking them would cost an EXAMINE each for nothing.
+  const keywordless =
+    model.proton === true &&
+    first.permanentFlags?.has('\\*') !== true &&
+    ![...(first.flags ?? [])].some((flag) => userKeyword(flag) !== undefined);
+  for (const f of keywordless ? [inbox] : places) {
     const box = f === inbox ? first : await open(f.path);
     for (const flag of box.flags ?? []) {
       const k = userKeyword(flag);
