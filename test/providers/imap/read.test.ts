@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unfence } from '../../src/mcp/untrusted.js';
-import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
-import { appendMessage, recreateMailbox, withMailClient } from '../../src/sandbox/imap/index.js';
-import type { DovecotServer } from '../../src/sandbox/imap/index.js';
-import { startBackend } from '../helpers/backends.js';
-import type { Backend } from '../helpers/backends.js';
+import { unfence } from '../../../src/mcp/untrusted.js';
+import { DEMO_ADDRESS, DEMO_FACTS } from '../../../src/sandbox/corpus/index.js';
+import { appendMessage, recreateMailbox, withMailClient } from '../../../src/sandbox/imap/index.js';
+import type { DovecotServer } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
 
 /*
  * What only an IMAP account shows: reading never changes a flag, ids survive another client's

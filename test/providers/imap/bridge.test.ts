@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
-import { appendMessage } from '../../src/sandbox/imap/index.js';
-import { startBackend } from '../helpers/backends.js';
-import { answersFor } from '../helpers/corpus-answers.js';
-import type { Backend } from '../helpers/backends.js';
+import { DEMO_FACTS } from '../../../src/sandbox/corpus/index.js';
+import { appendMessage } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import { answersFor } from '../../helpers/corpus-answers.js';
+import type { Backend } from '../../helpers/backends.js';
 
 /*
  * mailwarden on the Bridge-like profile where Proton Mail Bridge differs from a plain IMAP server

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mcp/untrusted.js';
 import { DEFAULT_NOW, DEMO_ADDRESS, DEMO_FACTS, demoCorpus } from '../../src/sandbox/corpus/index.js';
-import { has, header, lastOf } from '../corpus/helpers.js';
+import { has, header, lastOf } from '../sandbox/corpus/helpers.js';
 import { startStack } from '../helpers/stack.js';
 import type { Stack } from '../helpers/stack.js';
 

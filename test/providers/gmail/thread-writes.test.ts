@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
-import { startStack } from '../helpers/stack.js';
-import type { Stack } from '../helpers/stack.js';
+import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import { startStack } from '../../helpers/stack.js';
+import type { Stack } from '../../helpers/stack.js';
 
 /*
  * Issue 21 on Gmail, end to end (built server, SDK client, sandbox): what a thread write costs

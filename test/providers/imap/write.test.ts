@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
-import type { DovecotServer } from '../../src/sandbox/imap/index.js';
-import { startBackend } from '../helpers/backends.js';
-import type { Backend } from '../helpers/backends.js';
+import { DEMO_FACTS } from '../../../src/sandbox/corpus/index.js';
+import type { DovecotServer } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
 
 /*
  * The organise tools on IMAP accounts, checked against the mailbox itself (doveadm, not the

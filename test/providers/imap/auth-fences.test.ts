@@ -1,15 +1,15 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unfence } from '../../src/mcp/untrusted.js';
-import { DEFAULT_NOW, DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
-import { imapThreadIdForKey, startImapDemo } from '../../src/sandbox/imap-account.js';
-import type { ImapDemo } from '../../src/sandbox/imap-account.js';
-import type { SeedUser } from '../../src/sandbox/seed.js';
-import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
-import { MARKED, fencedMarks, leaks, markedAuthResults, markedMessage } from '../helpers/marked-mail.js';
-import { MAIN } from '../helpers/stack.js';
-import type { CallOutcome } from '../helpers/stack.js';
+import { unfence } from '../../../src/mcp/untrusted.js';
+import { DEFAULT_NOW, DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import { imapThreadIdForKey, startImapDemo } from '../../../src/sandbox/imap-account.js';
+import type { ImapDemo } from '../../../src/sandbox/imap-account.js';
+import type { SeedUser } from '../../../src/sandbox/seed.js';
+import { readAccounts, writeAccounts } from '../../../src/store/accounts.js';
+import { MARKED, fencedMarks, leaks, markedAuthResults, markedMessage } from '../../helpers/marked-mail.js';
+import { MAIN } from '../../helpers/stack.js';
+import type { CallOutcome } from '../../helpers/stack.js';
 
 /*
  * Issue 10 on a real Dovecot: an IMAP account trusts only the authserv-id its settings name,

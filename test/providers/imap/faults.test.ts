@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startImapProxy } from '../../src/sandbox/imap/index.js';
-import type { ImapProxy } from '../../src/sandbox/imap/index.js';
-import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
-import { startBackend } from '../helpers/backends.js';
-import type { Backend } from '../helpers/backends.js';
+import { startImapProxy } from '../../../src/sandbox/imap/index.js';
+import type { ImapProxy } from '../../../src/sandbox/imap/index.js';
+import { readAccounts, writeAccounts } from '../../../src/store/accounts.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
 
 /*
  * A server that drops the connection right after it received the MOVE: the move happened, its

@@ -7,7 +7,7 @@ import type { Stack } from '../helpers/stack.js';
 /*
  * Issue 10, classes 4–6, through the real server and the MCP client on the Gmail sandbox, on
  * messages written here (the demo corpus has its own cases, run on every backend by
- * known-answers.test.ts). Gmail serves parts with a file name by attachment id, so these also
+ * corpus-known-answers.test.ts). Gmail serves parts with a file name by attachment id, so these also
  * prove the body is fetched when it sits behind one.
  */
 

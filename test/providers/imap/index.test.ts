@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unfence } from '../../src/mcp/untrusted.js';
-import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
-import { withMailClient } from '../../src/sandbox/imap/index.js';
-import type { DovecotServer } from '../../src/sandbox/imap/index.js';
-import { startBackend } from '../helpers/backends.js';
-import type { Backend } from '../helpers/backends.js';
+import { unfence } from '../../../src/mcp/untrusted.js';
+import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import { withMailClient } from '../../../src/sandbox/imap/index.js';
+import type { DovecotServer } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
 
 /*
  * The folder index (src/providers/imap/folder-index.ts) answers where messages sit from what it

@@ -5,7 +5,7 @@ import libmime from 'libmime';
 import { decode as decodeCharset } from 'libmime/lib/charset.js';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { DEMO_FACTS, demoCorpus } from '../../src/sandbox/corpus/index.js';
+import { DEMO_FACTS, demoCorpus } from '../../../src/sandbox/corpus/index.js';
 import { firstOf, has, header, headerAll, lastOf, readZip, threadByKey } from './helpers.js';
 
 const user = demoCorpus();

@@ -8,8 +8,8 @@ import {
   SINGLE_KEYS,
   USER_LABELS,
   demoCorpus,
-} from '../../src/sandbox/corpus/index.js';
-import type { SeedThread } from '../../src/sandbox/seed.js';
+} from '../../../src/sandbox/corpus/index.js';
+import type { SeedThread } from '../../../src/sandbox/seed.js';
 import { anyHas, has, header, headerAll, headersOf, lastOf, threadByKey } from './helpers.js';
 
 const DAY = 86_400_000;

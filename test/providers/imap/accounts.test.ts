@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
-import { startImapDemo } from '../../src/sandbox/imap-account.js';
-import type { ImapDemo } from '../../src/sandbox/imap-account.js';
-import { readAccounts, writeAccounts } from '../../src/store/accounts.js';
-import { writeImapPassword } from '../../src/store/imap-secret.js';
-import { startStack } from '../helpers/stack.js';
-import type { Stack } from '../helpers/stack.js';
+import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import { startImapDemo } from '../../../src/sandbox/imap-account.js';
+import type { ImapDemo } from '../../../src/sandbox/imap-account.js';
+import { readAccounts, writeAccounts } from '../../../src/store/accounts.js';
+import { writeImapPassword } from '../../../src/store/imap-secret.js';
+import { startStack } from '../../helpers/stack.js';
+import type { Stack } from '../../helpers/stack.js';
 
 /*
  * One server, a Gmail account and an IMAP account: every tool takes either by name, and

@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ADDRESS } from '../../src/sandbox/corpus/index.js';
-import type { DovecotServer } from '../../src/sandbox/imap/index.js';
-import { appendMessage } from '../../src/sandbox/imap/index.js';
-import { startBackend } from '../helpers/backends.js';
-import type { Backend } from '../helpers/backends.js';
-import { MAIN } from '../helpers/stack.js';
+import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import type { DovecotServer } from '../../../src/sandbox/imap/index.js';
+import { appendMessage } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
+import { MAIN } from '../../helpers/stack.js';
 
 /*
  * bulk_modify (dry run, preview token, undo plan, verify) and the snooze sweep on IMAP accounts,

@@ -1,4 +1,4 @@
-import type { SeedMessage, SeedThread, SeedUser } from '../../src/sandbox/seed.js';
+import type { SeedMessage, SeedThread, SeedUser } from '../../../src/sandbox/seed.js';
 
 export interface RawHeader {
   name: string;

@@ -12,7 +12,7 @@ import {
   demoCorpus,
 } from '../../src/sandbox/corpus/index.js';
 import type { SandboxStats, SeedMessage, SeedThread } from '../../src/sandbox/index.js';
-import { anyHas, header, headerAll, lastOf } from '../corpus/helpers.js';
+import { anyHas, header, headerAll, lastOf } from '../sandbox/corpus/helpers.js';
 import { startStack } from '../helpers/stack.js';
 import type { Stack } from '../helpers/stack.js';
 
