@@ -3,7 +3,7 @@
  * (css-what parses them), style sheets and declarations parsed by css-tree, so a rule is read
  * the way a browser's error recovery reads it, not the way a regular expression guesses.
  *
- * The rule, as README's "hidden-text rule" states it: a text node is hidden when, in every
+ * The rule, as docs/reference.md's "hidden-text rule" states it: a text node is hidden when, in every
  * reference viewport (a 1280×800 desktop and a 375×667 phone, light mode, on white), an element
  * around it is display:none (also the `hidden` attribute, Outlook's mso-hide:all), has opacity
  * below 0.1 (multiplied down the tree), is scaled below 0.1 (transform, scale, zoom), is clipped

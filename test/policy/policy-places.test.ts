@@ -6,7 +6,7 @@ import type { Backend, BackendKind } from '../helpers/backends.js';
 
 /*
  * Where a message is, decided once (src/mail/place.ts), asked by every route: each cell of the
- * README's place table (place → where the agent may take it under inboxOnlyMoves) on the Gmail
+ * docs/reference.md's place table (place → where the agent may take it under inboxOnlyMoves) on the Gmail
  * sandbox and both Dovecot profiles, through thread tools, message tools, modify_labels (with
  * the label spelled as an id, in lower case and as a folder name), bulk_modify, undo, snooze
  * and restore. A refused call is checked in the mailbox and by counting the provider's writes.
