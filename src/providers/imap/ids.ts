@@ -12,7 +12,7 @@ import { invalidInput } from '../../mail/errors.js';
  *   the thread's first message). Every reply names the root, so the thread is found again by
  *   `SEARCH HEADER References root` in any folder.
  * - a message without a usable Message-ID has only its place: "u" + base64url(path, UIDVALIDITY,
- *   UID). Such an id does not survive a move (documented in the README); its thread is itself.
+ *   UID). Such an id does not survive a move (docs/imap.md says so); its thread is itself.
  *
  * Message-IDs longer than MAX_MSGID bytes are treated as absent so every id fits the tools'
  * 256-character id limit.
