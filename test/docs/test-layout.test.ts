@@ -3,9 +3,9 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /*
- * Tests mirror src/: the tests of src/X/Y.ts are under test/X/ (a tool's end-to-end calls under
- * test/tools/, an IMAP provider's under test/providers/imap/, a command's under test/cli/), so a
- * maintainer finds them by the source file's path. The folders that have no src/ counterpart,
+ * Tests mirror src/: the tests of a file in a src/ folder are in the same folder under test/ (a
+ * tool's end-to-end calls under test/tools/, an IMAP provider's under test/providers/imap/, a
+ * command's under test/cli/), so a maintainer finds them by the source file's path. The folders that have no src/ counterpart,
  * each for a reason:
  * - test/integration: suites that run one table across every tool and provider at once (the
  *   corpus's known answers, hostile mail, files and URLs) and belong to no single source folder;
