@@ -1,6 +1,6 @@
 import { invalidInput } from './errors.js';
-import type { QueryNode } from './query.js';
-import { evaluateLabelState, interpretTerm } from './query.js';
+import type { QueryNode } from './query/index.js';
+import { evaluateLabelState, interpretTerm } from './query/index.js';
 
 /**
  * The pure half of bulk label changes: chunking, which label ids a query's label-state predicates

@@ -1,5 +1,5 @@
 import { invalidInput } from './errors.js';
-import { parseQuery } from './query.js';
+import { parseQuery } from './query/index.js';
 import { isUserLabelId } from './query/interpret.js';
 
 /**

@@ -1,6 +1,6 @@
 import { extractBody, listAttachments } from './body.js';
 import { headerValue, headerValues } from './headers.js';
-import type { MessageFacts } from './query.js';
+import type { MessageFacts } from './query/index.js';
 import type { Header, MimeNode } from './types.js';
 
 /** The label-independent part of a message's query facts. */

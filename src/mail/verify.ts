@@ -1,5 +1,5 @@
-import type { QueryNode } from './query.js';
-import { evaluateLabelState, labelStatePredicates, mentionsSpamOrTrash } from './query.js';
+import type { QueryNode } from './query/index.js';
+import { evaluateLabelState, labelStatePredicates, mentionsSpamOrTrash } from './query/index.js';
 import type { MailThread } from './types.js';
 
 /**

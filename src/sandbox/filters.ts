@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { gmail_v1 } from '@googleapis/gmail';
-import { evaluate } from '../mail/query.js';
+import { evaluate } from '../mail/query/index.js';
 import { invalidArgument, notFound } from './errors.js';
 import type { StoredMessage, UserMailbox } from './model.js';
 import { compileQuery, factsFor } from './search.js';

@@ -1,5 +1,5 @@
-import type { MessageFacts, QueryNode } from '../mail/query.js';
-import { evaluate, mentionsSpamOrTrash, parseQuery, substituteMe } from '../mail/query.js';
+import type { MessageFacts, QueryNode } from '../mail/query/index.js';
+import { evaluate, mentionsSpamOrTrash, parseQuery, substituteMe } from '../mail/query/index.js';
 import { invalidArgument } from './errors.js';
 import type { Cursor } from './ids.js';
 import { compareDesc, pageAfter } from './ids.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
-import { parseQuery } from '../mail/query.js';
+import { parseQuery } from '../mail/query/index.js';
 import { uniqueById } from '../mail/unique.js';
 import { verifyThreads } from '../mail/verify.js';
 import { defineTool, readConcurrency, fenceOrEmpty } from './common/define.js';

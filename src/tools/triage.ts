@@ -3,7 +3,7 @@ import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
-import { parseQuery } from '../mail/query.js';
+import { parseQuery } from '../mail/query/index.js';
 import type * as Triage from '../mail/triage.js';
 import type { MailThread } from '../mail/types.js';
 import { verifyThreads } from '../mail/verify.js';

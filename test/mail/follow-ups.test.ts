@@ -11,7 +11,7 @@ import {
 } from '../../src/mail/follow-ups.js';
 import type { FollowUpsResult } from '../../src/mail/follow-ups.js';
 import { parseRawMessage } from '../../src/mail/mime.js';
-import { parseQuery } from '../../src/mail/query.js';
+import { parseQuery } from '../../src/mail/query/index.js';
 import type { MailMessage, MailThread } from '../../src/mail/types.js';
 import { verifyThreads } from '../../src/mail/verify.js';
 

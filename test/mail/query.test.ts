@@ -10,8 +10,8 @@ import {
   mentionsSpamOrTrash,
   parseQuery,
   substituteMe,
-} from '../../src/mail/query.js';
-import type { MessageFacts, QueryNode, Tri } from '../../src/mail/query.js';
+} from '../../src/mail/query/index.js';
+import type { MessageFacts, QueryNode, Tri } from '../../src/mail/query/index.js';
 
 const t = (value: string, field: string | null = null, quoted = false): QueryNode => ({
   type: 'term',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../../src/mail/query.js';
+import { parseQuery } from '../../src/mail/query/index.js';
 import { senderRuleFor, senderRuleQueries } from '../../src/policy/sender-rules.js';
 import { parsePolicy } from '../../src/policy/write-policy.js';
 import type { SenderRules } from '../../src/policy/write-policy.js';

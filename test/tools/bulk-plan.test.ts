@@ -11,7 +11,7 @@ import {
 } from '../../src/mail/bulk-plan.js';
 import type { UndoPlan } from '../../src/mail/bulk-plan.js';
 import { MailError } from '../../src/mail/errors.js';
-import { parseQuery } from '../../src/mail/query.js';
+import { parseQuery } from '../../src/mail/query/index.js';
 
 const members = (m: Record<string, string[]>) => new Map(Object.entries(m).map(([k, v]) => [k, new Set(v)]));
 

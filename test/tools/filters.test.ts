@@ -10,7 +10,7 @@ import {
   validateCriteria,
 } from '../../src/mail/filter-criteria.js';
 import type { LabelRef } from '../../src/mail/filter-criteria.js';
-import { parseQuery } from '../../src/mail/query.js';
+import { parseQuery } from '../../src/mail/query/index.js';
 import { Fence } from '../../src/mcp/untrusted.js';
 import { createFilter, deleteFilter } from '../../src/tools/filters-write.js';
 import { listFilters, previewFilter, view } from '../../src/tools/filters.js';

@@ -1,6 +1,6 @@
 import { staticFactsOf } from '../../mail/message-facts.js';
-import type { MessageFacts, QueryNode } from '../../mail/query.js';
-import { evaluate } from '../../mail/query.js';
+import type { MessageFacts, QueryNode } from '../../mail/query/index.js';
+import { evaluate } from '../../mail/query/index.js';
 import type { Header, MimeNode } from '../../mail/types.js';
 import { withImplicitExclusions } from '../../mail/verify.js';
 

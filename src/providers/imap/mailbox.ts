@@ -2,8 +2,8 @@ import type { ImapFlow, ListResponse } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
 import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
 import { parseRawMessage } from '../../mail/mime.js';
-import { parseQuery, substituteMe } from '../../mail/query.js';
-import type { QueryNode } from '../../mail/query.js';
+import { parseQuery, substituteMe } from '../../mail/query/index.js';
+import type { QueryNode } from '../../mail/query/index.js';
 import type {
   HistoryPage,
   Label,

@@ -1,6 +1,6 @@
 import type { SearchObject } from 'imapflow';
-import type { Predicate, QueryNode, TermNode, Tri } from '../../mail/query.js';
-import { interpretTerm, normalizeLabelName } from '../../mail/query.js';
+import type { Predicate, QueryNode, TermNode, Tri } from '../../mail/query/index.js';
+import { interpretTerm, normalizeLabelName } from '../../mail/query/index.js';
 import { fold, isUserLabelId } from '../../mail/query/interpret.js';
 import { withImplicitExclusions } from '../../mail/verify.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ImapFlow } from 'imapflow';
 import { invalidInput } from '../../mail/errors.js';
-import type { QueryNode } from '../../mail/query.js';
+import type { QueryNode } from '../../mail/query/index.js';
 import type { MessageRef, Page } from '../../mail/types.js';
 import type { SearchOptions } from '../mailbox.js';
 import { imapMessageFacts, matchesLocally } from './facts.js';

@@ -3,7 +3,7 @@ import { mapBounded } from '../../mail/async.js';
 import { buildUndoPlan, changeKey, restrictPlan } from '../../mail/bulk-plan.js';
 import type { UndoPlan } from '../../mail/bulk-plan.js';
 import { invalidInput } from '../../mail/errors.js';
-import { labelStatePredicates, parseQuery } from '../../mail/query.js';
+import { labelStatePredicates, parseQuery } from '../../mail/query/index.js';
 import type { MessageRef } from '../../mail/types.js';
 import type { LabelChange } from '../../providers/mailbox.js';
 import type { ToolContext } from '../common/define.js';

@@ -1,6 +1,6 @@
 import { contradicted, queryLabelIds } from '../../mail/bulk-plan.js';
 import { MailError } from '../../mail/errors.js';
-import type { QueryNode } from '../../mail/query.js';
+import type { QueryNode } from '../../mail/query/index.js';
 import type { MessageRef } from '../../mail/types.js';
 import type { Mailbox } from '../../providers/mailbox.js';
 import { PAGE_SIZE, labelMembership, listMessages } from './listing.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { extractBody, listAttachments } from '../../../src/mail/body.js';
 import { decodeWords } from '../../../src/mail/headers.js';
 import { parseRawMessage } from '../../../src/mail/mime.js';
-import { parseQuery } from '../../../src/mail/query.js';
+import { parseQuery } from '../../../src/mail/query/index.js';
 import { imapMessageFacts, matchesLocally } from '../../../src/providers/imap/facts.js';
 import type { Folder, FolderModel, SearchPlan } from '../../../src/providers/imap/query.js';
 import { labelNamesOf, planSearch } from '../../../src/providers/imap/query.js';
