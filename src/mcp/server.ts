@@ -28,6 +28,7 @@ import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
 import { prebuiltSchema } from './prebuilt-schemas.js';
 import { markReadOnlyCall, reusedChecks, uncheckedPlaces } from '../providers/freshness.js';
+import type { TimerSlots } from '../policy/timer-slots.js';
 
 export interface ServerRuntime {
   tools: readonly AnyTool[];
@@ -54,6 +55,11 @@ export interface ServerRuntime {
   outbound?: Outbound;
   /** The write policy (policy.json, daily cap, protected correspondents, lock); absent: none. */
   policy?: PolicyService;
+  /**
+   * The server's own timers claim each account's run here, so replicas sharing the state run
+   * each once per interval (src/policy/timer-slots.ts); absent: every run goes ahead.
+   */
+  timerSlots?: TimerSlots;
   /** The sweep's new-mail marks (src/store/inbox-mark.ts); absent: those tools answer unsupported. */
   inboxMarks?: InboxMarkStore;
   /** MAILWARDEN_FORMAT: the text content of tools with a text copy when a call names no format. */

@@ -15,7 +15,8 @@ import { writeTestPolicy } from '../helpers/stack.js';
  * 2026-07-28 request carries everything it needs, so any replica answers it; a 2025-11-25
  * session lives in the replica that opened it, so the balancer keeps it there by its
  * Mcp-Session-Id. Here the replicas share the config dir of one machine (the files backend):
- * the daily cap holds across them because every replica takes the same per-account lock.
+ * the daily cap holds across them because every replica takes the same per-account lock, and
+ * the servers' own timers claim each account's run in the shared state.
  */
 
 const TOKEN = 'replicas-token-0123456789abcdef0123456789abcdef';
@@ -54,6 +55,8 @@ function seed(): SeedUser {
 let sandbox: Sandbox;
 let replicas: HttpProcess[] = [];
 let lb: Balancer;
+/** Gmail API requests by method made while the replicas started and their timers ran. */
+let atStart: Record<string, number> = {};
 
 const client = (kind: 'v1' | 'v2-2026-07-28', url: string): Promise<AnyClient> =>
   connectClient(kind, 'http', { env: {}, http: { url, token: TOKEN } }, { elicit: false });
@@ -67,7 +70,14 @@ describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)',
   beforeAll(async () => {
     sandbox = await Sandbox.start({ users: [seed()] });
     const dir = removeAfterFile(sandboxConfigDir(sandbox, USER, 'mailwarden-replicas-'));
-    writeTestPolicy(dir, { default: { dailyMoveCap: CAP, protectCorrespondents: false } });
+    writeTestPolicy(dir, {
+      default: {
+        dailyMoveCap: CAP,
+        protectCorrespondents: false,
+        // A rule the replicas' own timers sweep at start (t65's sender).
+        senderRules: { archive: ['news65.example'] },
+      },
+    });
     const env = {
       HOME: dir,
       MAILWARDEN_CONFIG_DIR: dir,
@@ -76,7 +86,15 @@ describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)',
       MAILWARDEN_TOKEN: TOKEN,
       MAILWARDEN_CONFIRM: 'off',
     };
+    const before = sandbox.stats().byMethod;
     replicas = await Promise.all([0, 1, 2].map(() => startHttp(env)));
+    // Each replica's rule timer ticks at start: wait for the sweep, and a while for the others.
+    const deadline = Date.now() + 30_000;
+    while (inInbox('t65') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 2_000));
+    atStart = Object.fromEntries(
+      Object.entries(sandbox.stats().byMethod).map(([m, e]) => [m, e.requests - (before[m]?.requests ?? 0)]),
+    );
     lb = await startBalancer(replicas.map((r) => r.url));
   }, 120_000);
   afterAll(async () => {
@@ -168,6 +186,15 @@ describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)',
     expect(keys.filter(inInbox)).toHaveLength(60 - CAP);
     // Every replica took part in the race.
     expect(delta(before, await lb.served()).every((n) => n > 0)).toBe(true);
+  });
+
+  it('the sender-rule timer sweeps the account once, not once per replica', () => {
+    // One sweep: one replica signed in and searched for the rule's sender; the other two found
+    // the slot taken and opened no mailbox at all.
+    expect(inInbox('t65')).toBe(false);
+    expect(atStart['oauth.token']).toBe(1);
+    expect(atStart['messages.list']).toBe(1);
+    expect(atStart['messages.batchModify']).toBe(1);
   });
 
   it('a new-mail mark set through one replica is what the next replica lists from', async () => {
