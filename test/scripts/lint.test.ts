@@ -30,7 +30,7 @@ function project(files: Record<string, string>): string {
         strict: true,
         types: [],
       },
-      include: ['src'],
+      include: ['code'],
     }),
     '.prettierignore': 'node_modules\neslint.config.js\npackage.json\ntsconfig.json\n',
     'eslint.config.js': [
@@ -67,7 +67,7 @@ const CLEAN =
 
 describe('npm run lint (scripts/lint.mjs)', () => {
   it('passes a clean project and reports each check clean', () => {
-    const r = lint(project({ 'src/a.ts': CLEAN }));
+    const r = lint(project({ 'code/a.ts': CLEAN }));
     expect(r.out).toContain('== eslint: clean');
     expect(r.out).toContain('== tsc --noEmit: clean');
     expect(r.out).toContain('== prettier --check: clean');
@@ -76,14 +76,14 @@ describe('npm run lint (scripts/lint.mjs)', () => {
 
   it('fails on a floating promise (a type-aware rule), a type error and unformatted code, naming each', () => {
     const dir = project({
-      'src/a.ts': CLEAN.replace('  await work();', '  work();'),
-      'src/b.ts': "export const n: number = 'not a number';\n",
-      'src/c.ts': 'export const  spaced  =  [1,2,3]\n',
+      'code/a.ts': CLEAN.replace('  await work();', '  work();'),
+      'code/b.ts': "export const n: number = 'not a number';\n",
+      'code/c.ts': 'export const  spaced  =  [1,2,3]\n',
     });
     const r = lint(dir);
     expect(r.status).toBe(1);
     expect(r.out).toContain('@typescript-eslint/no-floating-promises');
-    expect(r.out).toMatch(/src\/b\.ts\(1,14\): error TS2322/);
-    expect(r.out).toMatch(/\[warn\] src\/c\.ts/);
+    expect(r.out).toMatch(/code\/b\.ts\(1,14\): error TS2322/);
+    expect(r.out).toMatch(/\[warn\] code\/c\.ts/);
   }, 60_000);
 });
