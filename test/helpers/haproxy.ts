@@ -24,6 +24,8 @@ export interface Balancer {
   plainUrl: string;
   /** HTTP answers (any status) each replica has given so far, through either door (stats socket). */
   served(): Promise<number[]>;
+  /** Requests each replica is serving right now (HAProxy's current sessions per server). */
+  inFlight(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -87,27 +89,28 @@ export async function startBalancer(replicas: readonly string[]): Promise<Balanc
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+  /** The sum of `columns` of `show stat` for each replica, over both doors. */
+  async function perReplica(columns: readonly string[]): Promise<number[]> {
+    const csv = await adminCommand(sock, 'show stat\n');
+    const [header, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
+    const cols = (header ?? '').replace(/^# /, '').split(',');
+    const [px, sv] = ['pxname', 'svname'].map((c) => cols.indexOf(c));
+    const wanted = columns.map((c) => cols.indexOf(c));
+    const counts = replicas.map(() => 0);
+    for (const row of rows) {
+      const f = row.split(',');
+      const m = /^[sp](\d+)$/.exec(f[sv as number] ?? '');
+      if (m === null || (f[px as number] !== 'sticky' && f[px as number] !== 'plain')) continue;
+      const i = Number(m[1]);
+      for (const a of wanted) counts[i] = (counts[i] ?? 0) + Number(f[a] ?? 0);
+    }
+    return counts;
+  }
   return {
     url: `http://127.0.0.1:${sticky}/mcp`,
     plainUrl: `http://127.0.0.1:${plain}/mcp`,
-    async served() {
-      const csv = await adminCommand(sock, 'show stat\n');
-      const [header, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
-      const cols = (header ?? '').replace(/^# /, '').split(',');
-      const [px, sv] = ['pxname', 'svname'].map((c) => cols.indexOf(c));
-      const answers = ['hrsp_1xx', 'hrsp_2xx', 'hrsp_3xx', 'hrsp_4xx', 'hrsp_5xx', 'hrsp_other'].map((c) =>
-        cols.indexOf(c),
-      );
-      const counts = replicas.map(() => 0);
-      for (const row of rows) {
-        const f = row.split(',');
-        const m = /^[sp](\d+)$/.exec(f[sv as number] ?? '');
-        if (m === null || (f[px as number] !== 'sticky' && f[px as number] !== 'plain')) continue;
-        const i = Number(m[1]);
-        for (const a of answers) counts[i] = (counts[i] ?? 0) + Number(f[a] ?? 0);
-      }
-      return counts;
-    },
+    served: () => perReplica(['hrsp_1xx', 'hrsp_2xx', 'hrsp_3xx', 'hrsp_4xx', 'hrsp_5xx', 'hrsp_other']),
+    inFlight: () => perReplica(['scur']),
     async close() {
       if (proc.exitCode === null) proc.kill('SIGTERM');
       await exited;

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
 import { Sandbox } from '../../src/sandbox/index.js';
@@ -22,37 +23,64 @@ import { writeTestPolicy } from '../helpers/stack.js';
 const TOKEN = 'replicas-token-0123456789abcdef0123456789abcdef';
 const USER = 'replicas@sandbox.example';
 const THREADS = 70;
+/** Single-message threads for bulk_modify (one chunk of batchModify). */
+const BULK = 300;
 const CAP = 50;
 
 function seed(): SeedUser {
   const at = Date.UTC(2026, 10, 2, 9);
+  const bulk = (i: number) => ({
+    key: `b${i}`,
+    messages: [
+      {
+        raw: [
+          `From: Bulk ${i} <bulk@bulk${i}.example>`,
+          `To: ${USER}`,
+          `Subject: bulkmail ${i}`,
+          `Date: ${new Date(at - (i + 1) * 60_000).toUTCString()}`,
+          `Message-ID: <b${i}@bulk${i}.example>`,
+          'Content-Type: text/plain; charset=utf-8',
+          '',
+          `bulk ${i}`,
+          '',
+        ].join('\r\n'),
+        labelIds: ['INBOX'],
+        internalDate: at - (i + 1) * 60_000,
+      },
+    ],
+  });
   return {
     email: USER,
     userLabels: [],
-    threads: Array.from({ length: THREADS }, (_, i) => ({
-      key: `t${i}`,
-      messages: [
-        {
-          raw: [
-            `From: Sender ${i} <s${i}@news${i}.example>`,
-            `To: ${USER}`,
-            `Subject: note ${i}`,
-            `Date: ${new Date(at + i * 60_000).toUTCString()}`,
-            `Message-ID: <t${i}@news${i}.example>`,
-            'Content-Type: text/plain; charset=utf-8',
-            '',
-            `note ${i}`,
-            '',
-          ].join('\r\n'),
-          labelIds: ['INBOX'],
-          internalDate: at + i * 60_000,
-        },
-      ],
-    })),
+    threads: [
+      ...Array.from({ length: BULK }, (_, i) => bulk(i)),
+      ...Array.from({ length: THREADS }, (_, i) => ({
+        key: `t${i}`,
+        messages: [
+          {
+            raw: [
+              `From: Sender ${i} <s${i}@news${i}.example>`,
+              `To: ${USER}`,
+              `Subject: note ${i}`,
+              `Date: ${new Date(at + i * 60_000).toUTCString()}`,
+              `Message-ID: <t${i}@news${i}.example>`,
+              'Content-Type: text/plain; charset=utf-8',
+              '',
+              `note ${i}`,
+              '',
+            ].join('\r\n'),
+            labelIds: ['INBOX'],
+            internalDate: at + i * 60_000,
+          },
+        ],
+      })),
+    ],
   };
 }
 
 let sandbox: Sandbox;
+let dir: string;
+let env: Record<string, string>;
 let replicas: HttpProcess[] = [];
 let lb: Balancer;
 /** Gmail API requests by method made while the replicas started and their timers ran. */
@@ -69,7 +97,7 @@ const inInbox = (key: string): boolean => {
 describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)', () => {
   beforeAll(async () => {
     sandbox = await Sandbox.start({ users: [seed()] });
-    const dir = removeAfterFile(sandboxConfigDir(sandbox, USER, 'mailwarden-replicas-'));
+    dir = removeAfterFile(sandboxConfigDir(sandbox, USER, 'mailwarden-replicas-'));
     writeTestPolicy(dir, {
       default: {
         dailyMoveCap: CAP,
@@ -78,7 +106,7 @@ describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)',
         senderRules: { archive: ['news65.example'] },
       },
     });
-    const env = {
+    env = {
       HOME: dir,
       MAILWARDEN_CONFIG_DIR: dir,
       MAILWARDEN_SANDBOX_URL: sandbox.url,
@@ -195,6 +223,80 @@ describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)',
     expect(atStart['oauth.token']).toBe(1);
     expect(atStart['messages.list']).toBe(1);
     expect(atStart['messages.batchModify']).toBe(1);
+  });
+
+  it('a replica killed mid bulk_modify leaves an unknown outcome every replica reports; a restart redoes nothing', async () => {
+    const batches = () => sandbox.stats().byMethod['messages.batchModify']?.requests ?? 0;
+    const before = batches();
+    // The write reaches Gmail and is held there 3 s: the replica dies with it in flight.
+    sandbox.faults.script([{ method: 'messages.batchModify', kind: 'delay', delayMs: 3_000 }]);
+    const c = await client('v2-2026-07-28', lb.plainUrl);
+    let victim: HttpProcess | undefined;
+    let victimAt = -1;
+    let restarted = false;
+    try {
+      // A move the cap does not count (the race above used today's): the archived notes back to
+      // the inbox, in one chunk.
+      const call = c.call('bulk_modify', {
+        query: 'subject:note -in:inbox',
+        add: ['INBOX'],
+        maxMessages: 1_000,
+      });
+      call.catch(() => undefined);
+      const deadline = Date.now() + 30_000;
+      while (batches() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(batches()).toBe(before + 1);
+      const serving = (await lb.inFlight()).findIndex((n) => n > 0);
+      expect(serving).toBeGreaterThanOrEqual(0);
+      victim = replicas[serving] as HttpProcess;
+      victimAt = serving;
+      victim.proc.kill('SIGKILL');
+      await victim.exit;
+      const outcome = await call.then(
+        (r) => (r.isError ? r.text : 'answered'),
+        (e: unknown) => String(e),
+      );
+      expect(outcome).not.toBe('answered');
+      await new Promise((r) => setTimeout(r, 3_500));
+      sandbox.faults.clear();
+
+      // The intent line has no outcome line: whichever replica answers counts it as unknown.
+      const lines = readFileSync(join(dir, 'action-log.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"bulk_modify"'))
+        .map((l) => JSON.parse(l) as { call?: string; outcome: string; kind?: string; op?: string });
+      const open = [...new Set(lines.map((l) => l.call))].filter((call) =>
+        lines.filter((l) => l.call === call).every((l) => l.outcome === 'pending'),
+      );
+      // The move's intent (the policy's record) and the write's (the mailbox's) are both left open.
+      const left = lines.filter((l) => open.includes(l.call));
+      expect(left.some((l) => l.kind === 'move')).toBe(true);
+      expect(left.some((l) => l.op === 'modifyMessages')).toBe(true);
+      const ask = async () => {
+        const r = await c.call('count_moves', {});
+        expect(r.isError, r.text).toBe(false);
+        return (r.structured?.['agent'] as { unknown: { items: number; byKind: { restore: number } } })
+          .unknown;
+      };
+      const unknown = await ask();
+      expect(unknown.items).toBeGreaterThan(0);
+      expect(unknown.byKind.restore).toBe(unknown.items);
+      // Every replica left answers the same.
+      expect(await ask()).toEqual(unknown);
+
+      // The killed replica comes back: nothing is sent again, nothing counted twice.
+      replicas[serving] = await startHttp(env, ['--port', new URL(victim.url).port]);
+      restarted = true;
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(batches()).toBe(before + 1);
+      for (let i = 0; i < 3; i++) expect(await ask()).toEqual(unknown);
+    } finally {
+      sandbox.faults.clear();
+      await c.close();
+      // The later tests need all three behind the balancer.
+      if (victim !== undefined && !restarted)
+        replicas[victimAt] = await startHttp(env, ['--port', new URL(victim.url).port]);
+    }
   });
 
   it('a new-mail mark set through one replica is what the next replica lists from', async () => {
