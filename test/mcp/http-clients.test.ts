@@ -1,0 +1,249 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tokenHash } from '../../src/policy/clients.js';
+import { Sandbox } from '../../src/sandbox/index.js';
+import type { SeedUser } from '../../src/sandbox/index.js';
+import { envelopeOf } from '../helpers/envelope.js';
+import type { Envelope } from '../helpers/envelope.js';
+import { startHttp } from '../helpers/interop.js';
+import type { HttpProcess } from '../helpers/interop.js';
+import { MAIN, writeTestPolicy } from '../helpers/stack.js';
+import { tempDir } from '../helpers/temp.js';
+
+/*
+ * One bearer token per client (clients.json), end to end: `mailwarden clients add` run as a user
+ * runs it, `mailwarden http` over real loopback HTTP in front of the sandbox with two accounts,
+ * and the MCP SDK client. Client "a" may use the account work, client "b" the account home; a
+ * third, "r", reads work only. Whatever "a" sends, home never answers and is never named.
+ */
+
+const WORK = 'pat@work.example';
+const HOME = 'kim@home.example';
+const ENV_TOKEN = 'env-token-0123456789abcdef0123456789abcdef';
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 10, 1, 9);
+const ALL_TIERS = 'read,manage,filters,drafts';
+
+/** Threads on days of their own per mailbox, so no message id of one mailbox exists in the other. */
+function seed(email: string, days: number[]): SeedUser {
+  return {
+    email,
+    userLabels: [],
+    threads: days.map((d) => ({
+      key: `day${d}`,
+      messages: [
+        {
+          raw: [
+            `From: Sam <sam${d}@sender.example>`,
+            `To: ${email}`,
+            `Subject: note for day ${d}`,
+            `Date: ${new Date(T0 + d * DAY).toUTCString()}`,
+            `Message-ID: <day${d}.${email}>`,
+            'Content-Type: text/plain; charset=utf-8',
+            '',
+            `day ${d} at ${email}`,
+            '',
+          ].join('\r\n'),
+          labelIds: ['INBOX', 'UNREAD'],
+          internalDate: T0 + d * DAY,
+        },
+      ],
+    })),
+  };
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let sandbox: Sandbox;
+let dir = '';
+let server: HttpProcess;
+const tokens: Record<string, string> = {};
+
+function cli(args: string[]): Ran {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    input: '',
+    timeout: 30_000,
+    env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function addClient(name: string, accounts: string, tiers: string): string {
+  const r = cli(['clients', 'add', name, '--accounts', accounts, '--tiers', tiers]);
+  expect(r.code, r.stderr).toBe(0);
+  const token = r.stdout.trim();
+  expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return token;
+}
+
+const clients: Client[] = [];
+async function connect(token: string): Promise<Client> {
+  const client = new Client({ name: 'clients-test', version: '0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+
+interface Outcome {
+  isError: boolean;
+  /** Everything the client received, as text: searched for names it must never see. */
+  raw: string;
+  structured: Record<string, unknown>;
+  error?: Envelope;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Outcome> {
+  const r = await client.callTool({ name, arguments: args });
+  const content = r.content as Array<{ type: string; text?: string }>;
+  const text = content.map((c) => c.text ?? '').join('\n');
+  return {
+    isError: r.isError === true,
+    raw: JSON.stringify(r),
+    structured: (r.structuredContent ?? {}) as Record<string, unknown>,
+    ...(r.isError === true ? { error: envelopeOf(text) } : {}),
+  };
+}
+
+beforeAll(async () => {
+  sandbox = await Sandbox.start({ users: [seed(WORK, [1, 3, 5]), seed(HOME, [20, 22])] });
+  dir = tempDir('mailwarden-clients-');
+  const { clientId, clientSecret } = sandbox.oauthClient;
+  writeFileSync(
+    join(dir, 'credentials.json'),
+    JSON.stringify({ installed: { client_id: clientId, client_secret: clientSecret } }),
+  );
+  mkdirSync(join(dir, 'tokens'));
+  const scopes = ['gmail.modify', 'gmail.settings.basic', 'gmail.compose'];
+  writeFileSync(
+    join(dir, 'tokens', 'work.json'),
+    JSON.stringify({ refresh_token: sandbox.issueRefreshToken(WORK, scopes) }),
+  );
+  writeFileSync(
+    join(dir, 'tokens', 'home.json'),
+    JSON.stringify({ refresh_token: sandbox.issueRefreshToken(HOME, scopes) }),
+  );
+  const entry = (name: string, alias: string, address: string, isDefault: boolean) => ({
+    name,
+    alias,
+    address,
+    provider: 'gmail',
+    tiers: ALL_TIERS.split(','),
+    default: isDefault,
+    added: '2026-11-01T00:00:00.000Z',
+  });
+  writeFileSync(
+    join(dir, 'accounts.json'),
+    JSON.stringify({ accounts: [entry('work', 'w', WORK, false), entry('home', 'h', HOME, true)] }),
+  );
+  writeTestPolicy(dir, undefined);
+  tokens['a'] = addClient('a', 'work', ALL_TIERS);
+  tokens['b'] = addClient('b', 'h', ALL_TIERS);
+  tokens['r'] = addClient('r', 'w', 'read');
+  server = await startHttp({
+    HOME: dir,
+    MAILWARDEN_CONFIG_DIR: dir,
+    MAILWARDEN_SANDBOX_URL: sandbox.url,
+    MAILWARDEN_TOOLS: ALL_TIERS,
+    MAILWARDEN_TOKEN: ENV_TOKEN,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await server?.stop();
+  await sandbox?.close();
+});
+
+/** Words that would give client a away that home exists. */
+const HOME_NAMES = ['home', HOME, 'kim@'];
+function expectNoHome(o: Outcome): void {
+  for (const w of HOME_NAMES) expect(o.raw.toLowerCase(), `names "${w}"`).not.toContain(w.toLowerCase());
+}
+
+describe('clients add', () => {
+  it('stores the token only as its SHA-256, in a 0600 file', () => {
+    const bytes = readFileSync(join(dir, 'clients.json'));
+    for (const t of Object.values(tokens)) {
+      expect(bytes.includes(Buffer.from(t))).toBe(false);
+      expect(bytes.toString('utf8')).toContain(tokenHash(t));
+    }
+    expect(statSync(join(dir, 'clients.json')).mode & 0o777).toBe(0o600);
+    const list = cli(['clients', 'list']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain('a  accounts work  tiers read,manage,filters,drafts');
+    expect(list.stdout).toContain('b  accounts home');
+    for (const t of Object.values(tokens)) {
+      expect(list.stdout).not.toContain(t);
+      expect(list.stdout).not.toContain(tokenHash(t));
+    }
+  });
+
+  it('refuses an unknown account, an unknown tier, a taken name and a bad name with exit 2, changing nothing', () => {
+    const before = readFileSync(join(dir, 'clients.json'), 'utf8');
+    const cases: Array<[string[], string]> = [
+      [['clients', 'add', 'c', '--accounts', 'work,nowhere'], 'no account "nowhere"'],
+      [['clients', 'add', 'c', '--accounts', 'work', '--tiers', 'read,accounts'], '--tiers must be'],
+      [['clients', 'add', 'a', '--accounts', 'work'], 'a client named "a" exists'],
+      [['clients', 'add', 'Bad/Name', '--accounts', 'work'], 'NAME: "Bad/Name"'],
+      [['clients', 'add', 'c'], '--accounts is required'],
+      [['clients', 'add', 'c', '--acounts', 'work'], "'--acounts'"],
+      [['clients', 'remove', 'nobody'], 'no client "nobody"'],
+    ];
+    for (const [args, says] of cases) {
+      const r = cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stdout).toBe('');
+    }
+    expect(readFileSync(join(dir, 'clients.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('over HTTP, each token is its client', () => {
+  it('an unknown token gets 401', async () => {
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens['a']}x`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{}',
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it('list_accounts shows a client only its own accounts, with its tiers; MAILWARDEN_TOKEN still sees every account', async () => {
+    const a = await call(await connect(tokens['a'] as string), 'list_accounts', {});
+    expect((a.structured['accounts'] as Array<{ name: string }>).map((x) => x.name)).toEqual(['work']);
+    expectNoHome(a);
+    const r = await call(await connect(tokens['r'] as string), 'list_accounts', {});
+    expect(r.structured['accounts']).toEqual([expect.objectContaining({ name: 'work', tiers: ['read'], default: true })]);
+    const env = await call(await connect(ENV_TOKEN), 'list_accounts', {});
+    expect((env.structured['accounts'] as Array<{ name: string }>).map((x) => x.name)).toEqual(['work', 'home']);
+  });
+
+  it("tools/list follows the client's tiers", async () => {
+    const names = async (token: string) => (await (await connect(token)).listTools()).tools.map((t) => t.name);
+    const a = await names(tokens['a'] as string);
+    const r = await names(tokens['r'] as string);
+    expect(a).toEqual(expect.arrayContaining(['search', 'archive', 'create_filter', 'create_draft']));
+    expect(r).toContain('search');
+    for (const t of ['archive', 'create_filter', 'create_draft', 'add_account', 'remove_account'])
+      expect(r).not.toContain(t);
+    // No client of clients.json gets the accounts tier (it changes the registry).
+    expect(a).not.toContain('add_account');
+  });
+});
