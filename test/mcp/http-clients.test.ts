@@ -148,6 +148,8 @@ beforeAll(async () => {
     JSON.stringify({ accounts: [entry('work', 'w', WORK, false), entry('home', 'h', HOME, true)] }),
   );
   writeTestPolicy(dir, undefined);
+  const downloads = join(dir, 'downloads');
+  mkdirSync(downloads);
   tokens['a'] = addClient('a', 'work', ALL_TIERS);
   tokens['b'] = addClient('b', 'h', ALL_TIERS);
   tokens['r'] = addClient('r', 'w', 'read');
@@ -157,6 +159,7 @@ beforeAll(async () => {
     MAILWARDEN_SANDBOX_URL: sandbox.url,
     MAILWARDEN_TOOLS: ALL_TIERS,
     MAILWARDEN_TOKEN: ENV_TOKEN,
+    MAILWARDEN_DOWNLOAD_DIR: downloads,
   });
 }, 60_000);
 
@@ -245,5 +248,183 @@ describe('over HTTP, each token is its client', () => {
       expect(r).not.toContain(t);
     // No client of clients.json gets the accounts tier (it changes the registry).
     expect(a).not.toContain('add_account');
+  });
+});
+
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  minimum?: number;
+  minItems?: number;
+};
+
+/** Ids of one message and its thread, of either mailbox. */
+interface Ids {
+  messageId: string;
+  threadId: string;
+}
+
+/** A value each field accepts: ids where the field holds an id, else the simplest allowed value. */
+function sample(schema: Schema, key: string, ids: Ids): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum !== undefined) return schema.enum[0];
+  const alt = schema.anyOf ?? schema.oneOf;
+  if (alt !== undefined) return sample(alt.find((s) => s.type !== 'null') ?? (alt[0] as Schema), key, ids);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'string':
+      if (/^messageIds?$/.test(key)) return ids.messageId;
+      if (/^threadIds?$/.test(key)) return ids.threadId;
+      return key === 'query' ? 'in:inbox' : 'x';
+    case 'integer':
+    case 'number':
+      return Math.max(1, schema.minimum ?? 1);
+    case 'boolean':
+      return false;
+    case 'array':
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => sample(schema.items ?? {}, key, ids));
+    default: {
+      const out: Record<string, unknown> = {};
+      for (const [k, s] of Object.entries(schema.properties ?? {}))
+        if ((schema.required ?? []).includes(k)) out[k] = sample(s, k, ids);
+      return out;
+    }
+  }
+}
+const ID_KEYS = new Set(['messageId', 'messageIds', 'threadId', 'threadIds']);
+
+/** The id fields a tool takes, in the order tried. */
+function idForms(tool: { inputSchema: unknown }): string[] {
+  return Object.keys((tool.inputSchema as Schema).properties ?? {}).filter((k) => ID_KEYS.has(k));
+}
+
+/**
+ * A whole call's arguments: the required fields, and the id form `idKey` (by default the first
+ * the tool takes, so tools that want exactly one id form get one).
+ */
+function argsFor(tool: { name: string; inputSchema: unknown }, ids: Ids, idKey?: string): Record<string, unknown> {
+  const schema = tool.inputSchema as Schema;
+  const args = sample(schema, '', ids) as Record<string, unknown>;
+  const key = idKey ?? idForms(tool).find((k) => args[k] !== undefined) ?? idForms(tool)[0];
+  if (key !== undefined) {
+    for (const k of ID_KEYS) if (k !== key && !(schema.required ?? []).includes(k)) delete args[k];
+    args[key] = sample(schema.properties?.[key] ?? {}, key, ids);
+  }
+  // Fields whose check is more than their type can say: a value that passes it.
+  const fixed: Record<string, Record<string, unknown>> = {
+    what_changed: { historyId: '1' },
+    snooze: { until: '2030-01-01' },
+    modify_labels: { add: ['STARRED'] },
+    create_draft: { to: ['someone@elsewhere.example'] },
+    read_attachment: { filename: 'x.pdf' },
+    download_attachment: { filename: 'x.pdf' },
+    undo_bulk_modify: {
+      plan: {
+        kind: 'mailwarden.undo',
+        version: 1,
+        account: 'work',
+        createdAt: '2026-11-01T00:00:00.000Z',
+        query: 'in:inbox',
+        labels: {},
+        groups: [{ add: ['INBOX'], remove: [], messageIds: [ids.messageId] }],
+      },
+    },
+  };
+  return { ...args, ...fixed[tool.name] };
+}
+
+describe('client a cannot see or touch client b\u2019s account, through any tool', () => {
+  let a: Client;
+  let tools: Array<{ name: string; inputSchema: unknown }>;
+  let homeIds: Ids;
+  let workIds: Ids;
+
+  beforeAll(async () => {
+    a = await connect(tokens['a'] as string);
+    tools = (await a.listTools()).tools;
+    const b = await connect(tokens['b'] as string);
+    const ids = async (c: Client): Promise<Ids> => {
+      const found = await call(c, 'search', { query: 'in:inbox', maxResults: 1 });
+      const t = (found.structured['threads'] as Array<{ threadId: string; last: { messageId: string } }>)[0];
+      return { threadId: t?.threadId as string, messageId: t?.last.messageId as string };
+    };
+    homeIds = await ids(b);
+    workIds = await ids(a);
+  });
+
+  it('finds the tools to try', () => {
+    expect(tools.length).toBeGreaterThan(30);
+    expect(homeIds.messageId).not.toBe(workIds.messageId);
+  });
+
+  it('naming the account (name, alias or address) answers not_found, as for an account that does not exist', async () => {
+    const tried: string[] = [];
+    for (const tool of tools) {
+      const schema = tool.inputSchema as Schema;
+      if (schema.properties?.['account'] === undefined) continue;
+      for (const ref of ['home', 'h', HOME]) {
+        const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: ref });
+        expect(o.error?.code, `${tool.name} account ${ref}: ${o.raw}`).toBe('not_found');
+        const nowhere = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'nowhere' });
+        expect(nowhere.error?.code).toBe('not_found');
+        expect(o.error?.message.replace(ref, 'nowhere')).toBe(nowhere.error?.message);
+        expectNoHome({ ...o, raw: o.raw.split(ref).join('') });
+      }
+      tried.push(tool.name);
+    }
+    expect(tried.length).toBeGreaterThan(30);
+  });
+
+  it('account "all" works only the client\u2019s accounts', async () => {
+    const fan = tools.filter((t) => JSON.stringify(t.inputSchema).includes('\\"all\\": every account'));
+    expect(fan.length).toBeGreaterThan(0);
+    for (const tool of fan) {
+      const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'all' });
+      expect(o.raw).toContain('work');
+      expectNoHome(o);
+    }
+  });
+
+  it('an id of b\u2019s account answers not_found, naming neither b\u2019s account nor its mail', async () => {
+    const withIds = tools.flatMap((t) => idForms(t).map((k) => [t, k] as const));
+    expect(new Set(withIds.map(([t]) => t.name)).size).toBeGreaterThan(10);
+    const problems: string[] = [];
+    for (const [tool, key] of withIds) {
+      const o = await call(a, tool.name, argsFor(tool, homeIds, key));
+      const failed = o.error?.code ?? JSON.stringify(o.structured).match(/not_found/)?.[0];
+      if (failed !== 'not_found') problems.push(`${tool.name} ${key}: ${o.raw.slice(0, 300)}`);
+      expectNoHome(o);
+      expect(o.raw).not.toContain('day 20');
+    }
+    expect(problems).toEqual([]);
+    // b's mailbox is as it was: still unread, still in the inbox.
+    const b = await connect(tokens['b'] as string);
+    const still = await call(b, 'search', { query: 'in:inbox is:unread' });
+    expect((still.structured['threads'] as unknown[]).length).toBe(2);
+  });
+});
+
+describe('the action log', () => {
+  it('records which client made each write', async () => {
+    const a = await connect(tokens['a'] as string);
+    const found = await call(a, 'search', { query: 'in:inbox', maxResults: 1 });
+    const id = (found.structured['threads'] as Array<{ threadId: string }>)[0]?.threadId as string;
+    const done = await call(a, 'archive', { threadIds: [id] });
+    expect(done.isError, done.raw).toBe(false);
+    const lines = readFileSync(join(dir, 'action-log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const mine = lines.filter((l) => l['tool'] === 'archive' && (l['threadIds'] as string[] | undefined)?.includes(id));
+    expect(mine.map((l) => [l['client'], l['account'], l['outcome']])).toEqual([
+      ['a', 'work', 'pending'],
+      ['a', 'work', 'ok'],
+    ]);
   });
 });
