@@ -233,13 +233,19 @@ describe('over HTTP, each token is its client', () => {
     expect((a.structured['accounts'] as Array<{ name: string }>).map((x) => x.name)).toEqual(['work']);
     expectNoHome(a);
     const r = await call(await connect(tokens['r'] as string), 'list_accounts', {});
-    expect(r.structured['accounts']).toEqual([expect.objectContaining({ name: 'work', tiers: ['read'], default: true })]);
+    expect(r.structured['accounts']).toEqual([
+      expect.objectContaining({ name: 'work', tiers: ['read'], default: true }),
+    ]);
     const env = await call(await connect(ENV_TOKEN), 'list_accounts', {});
-    expect((env.structured['accounts'] as Array<{ name: string }>).map((x) => x.name)).toEqual(['work', 'home']);
+    expect((env.structured['accounts'] as Array<{ name: string }>).map((x) => x.name)).toEqual([
+      'work',
+      'home',
+    ]);
   });
 
   it("tools/list follows the client's tiers", async () => {
-    const names = async (token: string) => (await (await connect(token)).listTools()).tools.map((t) => t.name);
+    const names = async (token: string) =>
+      (await (await connect(token)).listTools()).tools.map((t) => t.name);
     const a = await names(tokens['a'] as string);
     const r = await names(tokens['r'] as string);
     expect(a).toEqual(expect.arrayContaining(['search', 'archive', 'create_filter', 'create_draft']));
@@ -288,7 +294,9 @@ function sample(schema: Schema, key: string, ids: Ids): unknown {
     case 'boolean':
       return false;
     case 'array':
-      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => sample(schema.items ?? {}, key, ids));
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () =>
+        sample(schema.items ?? {}, key, ids),
+      );
     default: {
       const out: Record<string, unknown> = {};
       for (const [k, s] of Object.entries(schema.properties ?? {}))
@@ -308,7 +316,11 @@ function idForms(tool: { inputSchema: unknown }): string[] {
  * A whole call's arguments: the required fields, and the id form `idKey` (by default the first
  * the tool takes, so tools that want exactly one id form get one).
  */
-function argsFor(tool: { name: string; inputSchema: unknown }, ids: Ids, idKey?: string): Record<string, unknown> {
+function argsFor(
+  tool: { name: string; inputSchema: unknown },
+  ids: Ids,
+  idKey?: string,
+): Record<string, unknown> {
   const schema = tool.inputSchema as Schema;
   const args = sample(schema, '', ids) as Record<string, unknown>;
   const key = idKey ?? idForms(tool).find((k) => args[k] !== undefined) ?? idForms(tool)[0];
@@ -421,10 +433,60 @@ describe('the action log', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const mine = lines.filter((l) => l['tool'] === 'archive' && (l['threadIds'] as string[] | undefined)?.includes(id));
+    const mine = lines.filter(
+      (l) => l['tool'] === 'archive' && (l['threadIds'] as string[] | undefined)?.includes(id),
+    );
     expect(mine.map((l) => [l['client'], l['account'], l['outcome']])).toEqual([
       ['a', 'work', 'pending'],
       ['a', 'work', 'ok'],
     ]);
+  });
+});
+
+describe('tokens and sessions', () => {
+  const post = (token: string, body: unknown, session?: string) =>
+    fetch(server.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }),
+      },
+      body: JSON.stringify(body),
+    });
+
+  it("a 2025-11-25 session opened with a's token is unknown to b's", async () => {
+    const init = await post(tokens['a'] as string, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    const session = init.headers.get('mcp-session-id') as string;
+    expect(session).toMatch(/\S/);
+    await init.text();
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const asB = await post(tokens['b'] as string, list, session);
+    expect(asB.status).toBe(404);
+    await asB.text();
+    const asA = await post(tokens['a'] as string, list, session);
+    expect(asA.status).toBe(200);
+    expect(await asA.text()).toContain('"archive"');
+  });
+
+  it('`clients remove` stops the token on the next request, with no restart', async () => {
+    const before = await call(await connect(tokens['r'] as string), 'get_profile', {});
+    expect(before.structured['emailAddress']).toBe(WORK);
+    const r = cli(['clients', 'remove', 'r']);
+    expect(r.code, r.stderr).toBe(0);
+    const init = await post(tokens['r'] as string, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    expect(init.status).toBe(401);
+    expect(readFileSync(join(dir, 'clients.json'), 'utf8')).not.toContain('"r"');
   });
 });
