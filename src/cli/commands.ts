@@ -256,7 +256,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         type: 'string',
         value: 'A,B',
         help: 'the accounts it may use, comma-separated (names or aliases from `accounts list`; required)',
-        check: (v) => (v.split(',').some((a) => a.trim() !== '') ? undefined : 'one or more account names'),
       },
       tiers: {
         type: 'string',
