@@ -29,6 +29,8 @@ export interface ValueOption extends BaseOption {
   check?: (v: string) => string | undefined;
   /** The option may be given more than once, or take several values (`--item A B C`). */
   multiple?: boolean;
+  /** The command cannot run without it (shown without brackets in the usage). */
+  required?: boolean;
 }
 export type OptionSpec = FlagOption | ValueOption;
 
@@ -255,7 +257,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       accounts: {
         type: 'string',
         value: 'A,B',
-        help: 'the accounts it may use, comma-separated (names or aliases from `accounts list`; required)',
+        help: 'the accounts it may use, comma-separated (names or aliases from `accounts list`)',
+        required: true,
       },
       tiers: {
         type: 'string',
@@ -434,6 +437,9 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
   for (const [k, needed] of Object.entries(spec.needs ?? {}))
     if (values[k] !== undefined && values[needed] === undefined)
       throw new UsageError(`${where}--${k} needs --${needed}`);
+  for (const [k, o] of Object.entries(spec.options))
+    if (o.type === 'string' && o.required === true && values[k] === undefined)
+      throw new UsageError(`${where}--${k} is required`);
   return { spec, explicit, positionals, values, help: false, version: false };
 }
 
@@ -454,7 +460,8 @@ function synopsis(spec: CommandSpec): string {
       parts.push(`[${g.map(one).join(' | ')}]`);
     } else {
       shown.add(k);
-      parts.push(`[${one(k)}]`);
+      const o = spec.options[k] as OptionSpec;
+      parts.push(o.type === 'string' && o.required === true ? one(k) : `[${one(k)}]`);
     }
   }
   const args = (spec.args ?? []).map((a, i) =>
