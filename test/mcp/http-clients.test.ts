@@ -255,6 +255,20 @@ describe('over HTTP, each token is its client', () => {
     // No client of clients.json gets the accounts tier (it changes the registry).
     expect(a).not.toContain('add_account');
   });
+
+  it('a tool outside the client\u2019s tiers cannot be called either, and changes nothing', async () => {
+    const r = await connect(tokens['r'] as string);
+    const found = await call(r, 'search', { query: 'in:inbox' });
+    const threads = found.structured['threads'] as Array<{ threadId: string }>;
+    const id = threads[0]?.threadId as string;
+    const refused = await r.callTool({ name: 'archive', arguments: { threadIds: [id] } }).then(
+      (res) => res.isError === true,
+      () => true,
+    );
+    expect(refused).toBe(true);
+    const after = await call(r, 'search', { query: 'in:inbox' });
+    expect((after.structured['threads'] as unknown[]).length).toBe(threads.length);
+  });
 });
 
 type Schema = {
@@ -488,5 +502,38 @@ describe('tokens and sessions', () => {
     });
     expect(init.status).toBe(401);
     expect(readFileSync(join(dir, 'clients.json'), 'utf8')).not.toContain('"r"');
+  });
+});
+
+describe('starting with clients.json', () => {
+  function start(files: Record<string, string>, env: Record<string, string> = {}): Ran {
+    const own = tempDir('mailwarden-clients-start-');
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(own, name), text, { mode: 0o600 });
+    const r = spawnSync(process.execPath, [MAIN, 'http', '--port', '0'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { PATH: process.env['PATH'] ?? '', HOME: own, MAILWARDEN_CONFIG_DIR: own, ...env },
+    });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  it('a clients.json with a mistake stops the start, naming the field', () => {
+    const text = JSON.stringify({
+      clients: [{ name: 'a', tokenSha256: tokenHash('t'), accounts: ['default'], tiers: ['read', 'admin'] }],
+    });
+    const r = start({ 'clients.json': text }, { MAILWARDEN_TOKEN: ENV_TOKEN });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('clients[0].tiers[1] is "admin"; allowed: read, manage, filters, drafts');
+    expect(r.stderr).not.toContain('MCP over Streamable HTTP at');
+  });
+
+  it('refuses MAILWARDEN_ALLOW_NO_TOKEN=1 beside clients.json', () => {
+    const text = JSON.stringify({
+      clients: [{ name: 'a', tokenSha256: tokenHash('t'), accounts: ['default'], tiers: ['read'] }],
+    });
+    const r = start({ 'clients.json': text }, { MAILWARDEN_ALLOW_NO_TOKEN: '1' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('MAILWARDEN_ALLOW_NO_TOKEN=1 and');
+    expect(r.stderr).toContain('Unset MAILWARDEN_ALLOW_NO_TOKEN, or remove clients.json');
   });
 });
