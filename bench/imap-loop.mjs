@@ -14,7 +14,7 @@
 // 217 messages waiting. Then the agent catches up (not counted), 12 new messages arrive, and the
 // loop runs again from cold (fresh processes): the steady state of an agent on a timer.
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -56,6 +56,7 @@ function commands(recorded) {
 
 async function measure(label, fn) {
   const from = front.commands().length;
+  const bytesFrom = front.bytesToClients();
   const t = performance.now();
   const out = await fn();
   const wallMs = round(performance.now() - t);
@@ -65,6 +66,7 @@ async function measure(label, fn) {
   return {
     call: label,
     commands: cmds.length,
+    downloadedBytes: front.bytesToClients() - bytesFrom,
     wallMs,
     wallPerCommandMs: round(wallMs / Math.max(1, cmds.length)),
     list: cmds,
@@ -146,6 +148,25 @@ async function deliver(n) {
   }
 }
 
+/**
+ * `n` small archived messages written straight into Archive's maildir (LAYOUT=fs), the way a
+ * long-lived mailbox holds years of mail: Dovecot gives them UIDs on its next look.
+ */
+function growArchive(n) {
+  const dir = join(demo.server.mailDir, 'Archive', 'cur');
+  mkdirSync(dir, { recursive: true });
+  const at = DEFAULT_NOW - 400 * 86_400_000;
+  for (let i = 0; i < n; i++) {
+    const when = new Date(at + i * 60_000);
+    const raw =
+      `From: Sender ${i % 500} <s${i % 500}@archive${i % 97}.example>\r\nTo: demo@example.com\r\n` +
+      `Subject: Archived note ${i}\r\nMessage-ID: <bench-grow-${i}@archive.example>\r\n` +
+      `Date: ${when.toUTCString()}\r\nContent-Type: text/plain\r\n\r\n${'An old note, long since read. '.repeat(20)}\r\n`;
+    writeFileSync(join(dir, `${Math.floor(when.getTime() / 1000)}.M${i}P1.bench:2,S`), raw);
+  }
+  return n;
+}
+
 const rows = [];
 let firstRun;
 let steady;
@@ -222,14 +243,21 @@ try {
   const again = await runLoop();
   steady = again.loop;
   await again.s.client.close();
-  s = await session();
-  rows.push(
-    await measure('first call after start: search in:inbox is:unread, 10 (login included)', async () => {
-      const r = await s.call('search', { query: 'in:inbox is:unread', maxResults: 10 });
-      return { threads: r.threads.length };
-    }),
-  );
-  await s.client.close();
+  const firstCall = async (label) => {
+    s = await session();
+    rows.push(
+      await measure(label, async () => {
+        const r = await s.call('search', { query: 'in:inbox is:unread', maxResults: 10 });
+        return { threads: r.threads.length, uncheckedPlaces: r.uncheckedPlaces?.length ?? 0 };
+      }),
+    );
+    await s.client.close();
+  };
+  await firstCall('first call after start: search in:inbox is:unread, 10 (login included)');
+  // The same first call once the mailbox has grown by 20,000 archived messages: what it
+  // downloads must not grow with them.
+  const grown = growArchive(20_000);
+  await firstCall(`first call after start, ${grown} more messages in Archive`);
 } finally {
   await demo.close();
 }

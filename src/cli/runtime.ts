@@ -273,6 +273,11 @@ async function assemble(
       effective: async (account) => (await policy()).effective(account),
     },
     inboxMarks: inboxMarkStore(join(stateDir(opts.env), 'marks')),
+    // Loaded when a timer first runs (the file-lock stack is not on the start-up path).
+    timerSlots: {
+      claim: async (timer, account, everyMs) =>
+        (await import('../policy/timer-slots.js')).fileTimerSlots(opts.env).claim(timer, account, everyMs),
+    },
     // Read at start so a bad MAILWARDEN_CONFIRM stops the server instead of a later change.
     confirmMode,
     // MAILWARDEN_FORMAT, read at start like MAILWARDEN_CONFIRM.

@@ -110,10 +110,17 @@ export function startRuleSweeps(runtime: ServerRuntime): { stop(): Promise<void>
         });
         if (rules === undefined || rules.sweepRulesEveryMinutes === 0) continue;
         if (rules.senderRules.archive.length + rules.senderRules.spam.length === 0) continue;
+        const every = rules.sweepRulesEveryMinutes * 60_000 - TICK_MS / 2;
         const now = performance.now();
         const prev = last.get(a.name);
-        if (prev !== undefined && now - prev < rules.sweepRulesEveryMinutes * 60_000 - TICK_MS / 2) continue;
+        if (prev !== undefined && now - prev < every) continue;
         last.set(a.name, now);
+        // Replicas on one state: the one that claims the account's slot sweeps it.
+        if (
+          runtime.timerSlots !== undefined &&
+          !(await runtime.timerSlots.claim('sender-rules', a.name, every))
+        )
+          continue;
         const r = await sweepAccount(runtime, a, {
           dryRun: false,
           logAs: 'rule sweep',

@@ -67,7 +67,13 @@ export async function contextOutsideCall(
  */
 export async function sweepOnce(
   runtime: ServerRuntime,
-  options: { dryRun: boolean; logAs: string; signal?: AbortSignal },
+  options: {
+    dryRun: boolean;
+    logAs: string;
+    signal?: AbortSignal;
+    /** A timer's run: an account whose slot another process holds is left to it (timer-slots.ts). */
+    claim?: (account: string) => Promise<boolean>;
+  },
 ): Promise<SweepSummary> {
   if (!options.dryRun && !runtime.tiers.has('manage')) {
     throw new MailError(
@@ -79,6 +85,7 @@ export async function sweepOnce(
   const out: AccountSweep[] = [];
   for (const a of accounts) {
     try {
+      if (options.claim !== undefined && !(await options.claim(a.name))) continue;
       if (!options.dryRun && !a.tiers.has('manage')) {
         throw new MailError('forbidden_operation', `account "${a.name}" is not allowed the manage tier`);
       }
@@ -139,7 +146,17 @@ export function startAutoSweep(runtime: ServerRuntime): { stop(): void } {
     if (running) return;
     running = true;
     try {
-      const summary = await sweepOnce(runtime, { dryRun: false, logAs: 'auto sweep' });
+      const slots = runtime.timerSlots;
+      const summary = await sweepOnce(runtime, {
+        dryRun: false,
+        logAs: 'auto sweep',
+        // Replicas on one state: each account is swept by the one that claims its slot.
+        ...(slots === undefined
+          ? {}
+          : {
+              claim: (account: string) => slots.claim('auto-sweep', account, AUTO_SWEEP_INTERVAL_MS - 60_000),
+            }),
+      });
       for (const a of summary.accounts) {
         if ('error' in a) {
           runtime.log.warn('auto-sweep failed', {

@@ -27,7 +27,8 @@ import { takeFormat, withFormatInput } from './format.js';
 import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
 import { prebuiltSchema } from './prebuilt-schemas.js';
-import { markReadOnlyCall, reusedChecks } from '../providers/freshness.js';
+import { markReadOnlyCall, reusedChecks, uncheckedPlaces } from '../providers/freshness.js';
+import type { TimerSlots } from '../policy/timer-slots.js';
 
 export interface ServerRuntime {
   tools: readonly AnyTool[];
@@ -54,6 +55,11 @@ export interface ServerRuntime {
   outbound?: Outbound;
   /** The write policy (policy.json, daily cap, protected correspondents, lock); absent: none. */
   policy?: PolicyService;
+  /**
+   * The server's own timers claim each account's run here, so replicas sharing the state run
+   * each once per interval (src/policy/timer-slots.ts); absent: every run goes ahead.
+   */
+  timerSlots?: TimerSlots;
   /** The sweep's new-mail marks (src/store/inbox-mark.ts); absent: those tools answer unsupported. */
   inboxMarks?: InboxMarkStore;
   /** MAILWARDEN_FORMAT: the text content of tools with a text copy when a call names no format. */
@@ -142,11 +148,17 @@ function advertisedOutput(schema: () => z.ZodObject, name: string, full: boolean
   };
 }
 
-/** The text format's line for a result that located copies from an earlier check. */
+/** The text format's lines for a result that located copies from an earlier check, or not at all. */
 function reusedNote(out: Record<string, unknown>): string {
   const r = out['reusedChecks'] as { places?: string[]; oldestSeconds?: number } | undefined;
-  if (r?.places === undefined) return '';
-  return `labels from ${r.places.join(', ')}: located with a folder check up to ${r.oldestSeconds ?? 0} s old, not asked again\n`;
+  const reused =
+    r?.places === undefined
+      ? ''
+      : `labels from ${r.places.join(', ')}: located with a folder check up to ${r.oldestSeconds ?? 0} s old, not asked again\n`;
+  const u = out['uncheckedPlaces'] as string[] | undefined;
+  const unchecked =
+    u === undefined ? '' : `not looked in (labels from these folders are not shown): ${u.join(', ')}\n`;
+  return reused + unchecked;
 }
 
 /**
@@ -279,6 +291,14 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
               ...reused,
               places: reused.places.map((p) => (p.toUpperCase() === 'INBOX' ? p : fence.wrap(p))),
             };
+          const unchecked =
+            tool.access === 'read' && 'uncheckedPlaces' in tool.output.shape
+              ? uncheckedPlaces(ctx.mcpReq.signal)
+              : undefined;
+          if (unchecked !== undefined)
+            (out as Record<string, unknown>)['uncheckedPlaces'] = unchecked.map((p) =>
+              p.toUpperCase() === 'INBOX' ? p : fence.wrap(p),
+            );
           const checked = tool.output.safeParse(out);
           if (!checked.success) {
             runtime.log.warn('tool result does not match its output schema', {

@@ -59,3 +59,40 @@ export function reusedChecks(signal: AbortSignal): ReusedChecks | undefined {
   if (m === undefined || m.size === 0) return undefined;
   return { places: [...m.keys()].sort(), oldestSeconds: Math.ceil(Math.max(...m.values()) / 1000) };
 }
+
+/*
+ * A search lists threads; it does not need every label of every thread to be proven. On a server
+ * without LIST-STATUS (Proton Mail Bridge) proving them means indexing every folder a thread could
+ * sit in (a header FETCH of each whole folder) on the first call, a cost that grows with the
+ * mailbox. A listing call of an inbox-only query therefore locates copies only in the folders
+ * already indexed (INBOX always is) and names the others here: the result says which folders it
+ * did not look in, so a label from them is not shown and its absence proves nothing.
+ */
+const listing = new WeakSet<AbortSignal>();
+const unchecked = new WeakMap<AbortSignal, Set<string>>();
+
+/** Marks a call as one that lists threads (search): it may leave folders unchecked, naming them. */
+export function markListingCall(signal: AbortSignal): void {
+  listing.add(callOf(signal));
+}
+
+export function isListingCall(signal: AbortSignal | undefined): boolean {
+  return signal !== undefined && listing.has(callOf(signal));
+}
+
+/** Records that this call did not look for copies in `place`. */
+export function noteUncheckedPlace(signal: AbortSignal, place: string): void {
+  const call = callOf(signal);
+  let s = unchecked.get(call);
+  if (s === undefined) {
+    s = new Set();
+    unchecked.set(call, s);
+  }
+  s.add(place);
+}
+
+/** The folders this call did not look in, sorted; undefined when it looked everywhere it needed. */
+export function uncheckedPlaces(signal: AbortSignal): string[] | undefined {
+  const s = unchecked.get(callOf(signal));
+  return s === undefined || s.size === 0 ? undefined : [...s].sort();
+}

@@ -9,6 +9,7 @@ import { labelMap } from './common/labels-cache.js';
 import {
   fenceSignalDetails,
   reusedChecksField,
+  uncheckedPlacesField,
   signalDetailsSchema,
   signalsSchema,
   usage,
@@ -71,6 +72,7 @@ export const search = defineTool({
     ),
     nextPageToken: z.string().optional(),
     reusedChecks: reusedChecksField,
+    uncheckedPlaces: uncheckedPlacesField,
     verification: z.object({
       predicates: z.array(z.string()).describe('label-state predicates re-checked on live labels'),
       indexHits: z.number(),

@@ -13,11 +13,21 @@ import { describe, expect, it } from 'vitest';
  * - test/docs: the documents (README, docs/, citations, this layout) checked against the code;
  * - test/ship: the artefacts users install (npm package, MCPB bundle, plugin, server.json);
  * - test/bench: the benchmarks' short form, so `npm run bench` cannot rot;
- * - test/browser: the pages a person uses (consent, review, add-account) in a real Chromium.
+ * - test/browser: the pages a person uses (consent, review, add-account) in a real Chromium;
+ * - test/scripts: the repository's own tools in scripts/ (the lint runner), which ship nowhere.
  */
 
 const ROOT = join(import.meta.dirname, '../..');
-const OWN_FOLDERS = new Set(['integration', 'helpers', 'fixtures', 'docs', 'ship', 'bench', 'browser']);
+const OWN_FOLDERS = new Set([
+  'integration',
+  'helpers',
+  'fixtures',
+  'docs',
+  'ship',
+  'bench',
+  'browser',
+  'scripts',
+]);
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -56,6 +56,11 @@ interface State {
   uidValidity: string;
   uidNext: number;
   rows: Map<number, ReadMessage>;
+  /**
+   * The flags of every row, as the FETCH that read the whole folder in this call returned them:
+   * for that call alone (its signal) and only while the folder is unchanged by this server.
+   */
+  flagsNow?: { call: AbortSignal; epoch: number; flags: Map<number, ReadonlySet<string>> };
   /** Message-ID → UIDs and link id → UIDs, built on first use after a change. */
   byMessageId?: Map<string, number[]>;
   byLink?: Map<string, number[]>;
@@ -102,8 +107,29 @@ export class FolderIndex {
     this.recheckMs = recheckMs;
   }
 
+  /**
+   * The live flags of every message in `path` when this call (`signal`) read the whole folder
+   * and nothing this server did has changed it since; otherwise undefined (ask the server).
+   */
+  flagsReadIn(
+    path: string,
+    signal: AbortSignal | undefined,
+  ): ReadonlyMap<number, ReadonlySet<string>> | undefined {
+    const f = this.states.get(path)?.flagsNow;
+    if (f === undefined || signal === undefined || f.call !== signal || f.epoch !== this.epochOf(path))
+      return undefined;
+    return f.flags;
+  }
+
+  /** Whether `path` has been indexed (its rows may still need bringing up to date). */
+  holdsFolder(path: string): boolean {
+    return this.states.has(path);
+  }
+
   /** After a write to `paths` (every folder when absent): what was seen of them is stale. */
-  changed(paths?: Iterable<string>): void {
+  changed(touched?: Iterable<string>): void {
+    const paths = touched === undefined ? undefined : [...touched];
+    for (const [path, st] of this.states) if (paths === undefined || paths.includes(path)) delete st.flagsNow;
     if (paths === undefined) {
       this.seen = new WeakMap();
       this.lastLive.clear();
@@ -120,6 +146,7 @@ export class FolderIndex {
     const state = this.states.get(path);
     if (state === undefined) return;
     for (const uid of uids) state.rows.delete(uid);
+    delete state.flagsNow;
     delete state.byMessageId;
     delete state.byLink;
   }
@@ -298,6 +325,9 @@ export class FolderIndex {
     }
     if (state === undefined || state.uidValidity !== s.uidValidity)
       state = { uidValidity: s.uidValidity, uidNext: 1, rows: new Map() };
+    const whole = state.rows.size === 0;
+    const flags = new Map<number, ReadonlySet<string>>();
+    delete state.flagsNow;
     delete state.byMessageId;
     delete state.byLink;
     this.states.set(folder.path, state);
@@ -306,15 +336,19 @@ export class FolderIndex {
       state.uidNext = s.uidNext;
       return state;
     }
-    if (s.uidNext > state.uidNext) await this.add(client, folder, state, `${state.uidNext}:*`, state.uidNext);
+    if (s.uidNext > state.uidNext)
+      await this.add(client, folder, state, `${state.uidNext}:*`, state.uidNext, flags);
     if (state.rows.size !== s.messages) {
       await examine(client, folder.path);
       const present = new Set(await searchUids(client, {}));
       for (const uid of [...state.rows.keys()]) if (!present.has(uid)) state.rows.delete(uid);
       const missing = [...present].filter((u) => !state.rows.has(u));
-      if (missing.length > 0) await this.add(client, folder, state, missing, 0);
+      if (missing.length > 0) await this.add(client, folder, state, missing, 0, flags);
     }
     state.uidNext = s.uidNext;
+    // Every row was read just now, flags included: this call may take them as live.
+    if (whole && signal !== undefined && flags.size === state.rows.size)
+      state.flagsNow = { call: signal, epoch: this.epochOf(folder.path), flags };
     return state;
   }
 
@@ -324,11 +358,13 @@ export class FolderIndex {
     state: State,
     uids: readonly number[] | string,
     from: number,
+    flags: Map<number, ReadonlySet<string>>,
   ): Promise<void> {
     // "N:*" names the last message even when every UID is below N (RFC 3501 §6.4.8): keep >= N.
     for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
       if (copy.uid < from) continue;
       state.rows.set(copy.uid, row(readCopy(copy, bytes, false)));
+      flags.set(copy.uid, copy.flags);
     }
   }
 

@@ -54,9 +54,10 @@ import type { ImapSettings } from './settings.js';
 import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
+import { isListingCall, markListingCall } from '../freshness.js';
 import { WriteBatches } from './write-batches.js';
 import type { Known } from './write-batches.js';
-import { checkMax, searchPage } from './search-pages.js';
+import { checkMax, listsInboxOnly, searchPage } from './search-pages.js';
 import type { SearchContext } from './search-pages.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
 import { newLabelTarget } from './writer.js';
@@ -149,7 +150,13 @@ export class ImapMailbox implements Mailbox {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
-        this.indexUse = { index: this.index, ...(signal === undefined ? {} : { signal }) };
+        // A listing may leave unindexed folders unchecked where checking costs a STATUS each.
+        const lazy = isListingCall(signal) && !client.capabilities.has('LIST-STATUS');
+        this.indexUse = {
+          index: this.index,
+          ...(signal === undefined ? {} : { signal }),
+          ...(lazy ? { lazy } : {}),
+        };
         return fn(client, await this.folders(client));
       },
       signal === undefined ? { retry: true } : { retry: true, signal },
@@ -250,6 +257,9 @@ export class ImapMailbox implements Mailbox {
   async searchThreads(query: string, options: SearchOptions): Promise<Page<{ id: string }>> {
     checkMax(options.maxResults);
     const node = this.parse(query);
+    // The threads of an inbox listing are read next (search reads each hit's thread) in the
+    // same call: both may leave folders other than INBOX unindexed and say so.
+    if (options.signal !== undefined && listsInboxOnly(node)) markListingCall(options.signal);
     return this.read(async (client, model) => {
       const page = await searchPage(this.searchContext(), client, model, node, options, 'thread');
       return { ...page, items: page.items.map((i) => ({ id: i.id })) };

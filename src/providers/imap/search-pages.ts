@@ -19,6 +19,7 @@ import {
   toMailMessage,
 } from './reader.js';
 import type { ReadMessage } from './reader.js';
+import { mayIndex } from './threads.js';
 import type { IndexUse } from './threads.js';
 
 /*
@@ -170,11 +171,19 @@ async function searchFolders(
       const box = await examine(client, path);
       if (!held) ctx.use.index.observed(path, box, ctx.use.signal);
     }
-    const rows = indexed ? await ctx.use.index.current(client, folder, ctx.use.signal) : undefined;
+    const rows =
+      indexed && mayIndex(ctx.use, folder)
+        ? await ctx.use.index.current(client, folder, ctx.use.signal)
+        : undefined;
     if (rows !== undefined) {
       if (rows.size === 0) continue;
-      if (!all) await examine(client, path);
-      const uids = all ? [...rows.keys()] : await searchUids(client, criteria);
+      // Flags only, and this call read the whole folder with its flags a moment ago: those are
+      // the live answer, no SEARCH needed (the first search after start, which built the index).
+      const fresh = all ? undefined : flagsOnly(criteria, ctx.use.index.flagsReadIn(path, ctx.use.signal));
+      if (!all && fresh === undefined) await examine(client, path);
+      const uids = all
+        ? [...rows.keys()]
+        : (fresh?.([...rows.keys()]) ?? (await searchUids(client, criteria)));
       const unknown: number[] = [];
       for (const uid of uids) {
         const r = rows.get(uid);
@@ -192,6 +201,38 @@ async function searchFolders(
       out.push(readCopy(copy, bytes, false));
   }
   return out;
+}
+
+const FLAG_KEYS: Readonly<Record<string, string>> = {
+  seen: '\\Seen',
+  flagged: '\\Flagged',
+  answered: '\\Answered',
+  draft: '\\Draft',
+  deleted: '\\Deleted',
+};
+
+/**
+ * A filter over UIDs answering `criteria` from `flags`, when the criteria are nothing but
+ * system-flag tests (seen, flagged, answered, draft, deleted: true or false) and the flags are
+ * known; undefined otherwise.
+ */
+export function flagsOnly(
+  criteria: SearchPlan['criteria'],
+  flags: ReadonlyMap<number, ReadonlySet<string>> | undefined,
+): ((uids: readonly number[]) => number[]) | undefined {
+  if (flags === undefined) return undefined;
+  const tests: Array<[string, boolean]> = [];
+  for (const [key, value] of Object.entries(criteria)) {
+    const flag = FLAG_KEYS[key];
+    if (flag === undefined || typeof value !== 'boolean') return undefined;
+    tests.push([flag, value]);
+  }
+  if (tests.length === 0) return undefined;
+  return (uids) =>
+    uids.filter((u) => {
+      const f = flags.get(u);
+      return f !== undefined && tests.every(([flag, want]) => f.has(flag) === want);
+    });
 }
 
 /** The hits' whole headers (or sources), one FETCH per folder. */
@@ -225,6 +266,30 @@ async function reread(
     map.set(m.id, hit === undefined ? m : { ...m, copies: hit.copies.map(live) });
   }
   return map;
+}
+
+/**
+ * A query that only lists the inbox: an `in:inbox` that every hit must satisfy, and no other
+ * place named (in:, label:, category:) anywhere, so no folder but INBOX decides what matches.
+ * Such a listing may leave other folders unchecked (src/providers/freshness.ts).
+ */
+export function listsInboxOnly(node: QueryNode): boolean {
+  const isInbox = (n: QueryNode) =>
+    n.type === 'term' && n.field === 'in' && n.value.toLowerCase() === 'inbox';
+  const required = isInbox(node) || (node.type === 'and' && node.children.some(isInbox));
+  if (!required) return false;
+  const names = (n: QueryNode): number => {
+    switch (n.type) {
+      case 'and':
+      case 'or':
+        return n.children.reduce((k, c) => k + names(c), 0);
+      case 'not':
+        return names(n.child);
+      case 'term':
+        return n.field === 'in' || n.field === 'label' || n.field === 'category' ? 1 : 0;
+    }
+  };
+  return names(node) === 1;
 }
 
 function someTerm(node: QueryNode, test: (field: string | null) => boolean): boolean {

@@ -4,6 +4,7 @@ import type { Copy, ReadFormat, ReadMessage } from './reader.js';
 import type { Folder, FolderModel } from './query.js';
 import { withFlags } from './folder-index.js';
 import type { FolderIndex } from './folder-index.js';
+import { noteUncheckedPlace } from '../freshness.js';
 
 /*
  * Threads without THREAD (Proton Bridge has neither THREAD nor SORT): a conversation is the set
@@ -30,6 +31,17 @@ import type { FolderIndex } from './folder-index.js';
 export interface IndexUse {
   index: FolderIndex;
   signal?: AbortSignal;
+  /**
+   * A listing on a server without LIST-STATUS (src/providers/freshness.ts): no folder but INBOX
+   * is indexed for it; the rounds run live in All Mail, and copies are located only in folders
+   * already indexed, the others named as not looked in.
+   */
+  lazy?: boolean;
+}
+
+/** Whether this use may take `path`'s index: always, except a lazy listing's unindexed folders. */
+export function mayIndex(use: IndexUse, folder: Folder): boolean {
+  return use.lazy !== true || folder.role === 'inbox' || use.index.holdsFolder(folder.path);
 }
 
 export const MAX_ROUNDS = 3;
@@ -167,6 +179,10 @@ export async function locateByMessageId(
   if (ids.length === 0) return located;
   const wanted = new Set(ids);
   for (const folder of folders) {
+    if (use !== undefined && !mayIndex(use, folder)) {
+      if (use.signal !== undefined) noteUncheckedPlace(use.signal, folder.path);
+      continue;
+    }
     const indexed = use === undefined ? undefined : await use.index.uidsOf(client, folder, ids, use.signal);
     if (indexed !== undefined) {
       const unlent: number[] = [];
@@ -210,7 +226,9 @@ export async function gatherThreads(
   // of threads goes, outside a conversation (Gmail's own get_thread aside): they are searched
   // only for the threads All Mail does not hold at all, such as a search in:spam hit.
   const inAll =
-    (use === undefined ? undefined : await indexedRounds(client, all, roots, format, use)) ??
+    (use === undefined || !mayIndex(use, all)
+      ? undefined
+      : await indexedRounds(client, all, roots, format, use)) ??
     (await rounds(client, [all], roots, format, true));
   const seen = new Set(inAll.flatMap((m) => m.links));
   const missing = roots.filter((r) => !seen.has(r));

@@ -81,6 +81,8 @@ export interface BridgeFront {
   port: number;
   /** Commands received so far, over all connections (IDLE's DONE is not one). */
   commandsSeen(): number;
+  /** Bytes sent to clients so far, over all connections, after TLS is taken off (what the client downloads). */
+  bytesToClients(): number;
   /** Every command so far, in arrival order, with its tagged answer. */
   commands(): RecordedCommand[];
   setDelay(ms: number): void;
@@ -120,6 +122,7 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
   };
   setFaults(options.faults ?? []);
   const recorded: RecordedCommand[] = [];
+  let sentBytes = 0;
   const rawCache = new Map<string, Buffer>();
   const closers = new Set<() => void>();
   let connections = 0;
@@ -173,6 +176,7 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
     const toClient = (data: Buffer | string): void => {
       if (closed || hung) return;
       const bytes = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+      sentBytes += bytes.length;
       if (cutAfter === undefined) {
         client.write(bytes);
         return;
@@ -529,6 +533,7 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
     host: '127.0.0.1',
     port,
     commandsSeen: () => recorded.length,
+    bytesToClients: () => sentBytes,
     commands: () => recorded.map((r) => ({ ...r })),
     setDelay(ms: number): void {
       delayMs = Math.max(0, ms);

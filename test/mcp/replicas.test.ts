@@ -1,0 +1,221 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
+import { Sandbox } from '../../src/sandbox/index.js';
+import type { SeedUser } from '../../src/sandbox/index.js';
+import { HAPROXY, startBalancer } from '../helpers/haproxy.js';
+import type { Balancer } from '../helpers/haproxy.js';
+import { connectClient, startHttp } from '../helpers/interop.js';
+import type { AnyClient, HttpProcess } from '../helpers/interop.js';
+import { removeAfterFile } from '../helpers/temp.js';
+import { writeTestPolicy } from '../helpers/stack.js';
+
+/*
+ * Three `mailwarden http` replicas on one state behind a real HAProxy (docs/deployment.md). A
+ * 2026-07-28 request carries everything it needs, so any replica answers it; a 2025-11-25
+ * session lives in the replica that opened it, so the balancer keeps it there by its
+ * Mcp-Session-Id. Here the replicas share the config dir of one machine (the files backend):
+ * the daily cap holds across them because every replica takes the same per-account lock, and
+ * the servers' own timers claim each account's run in the shared state.
+ */
+
+const TOKEN = 'replicas-token-0123456789abcdef0123456789abcdef';
+const USER = 'replicas@sandbox.example';
+const THREADS = 70;
+const CAP = 50;
+
+function seed(): SeedUser {
+  const at = Date.UTC(2026, 10, 2, 9);
+  return {
+    email: USER,
+    userLabels: [],
+    threads: Array.from({ length: THREADS }, (_, i) => ({
+      key: `t${i}`,
+      messages: [
+        {
+          raw: [
+            `From: Sender ${i} <s${i}@news${i}.example>`,
+            `To: ${USER}`,
+            `Subject: note ${i}`,
+            `Date: ${new Date(at + i * 60_000).toUTCString()}`,
+            `Message-ID: <t${i}@news${i}.example>`,
+            'Content-Type: text/plain; charset=utf-8',
+            '',
+            `note ${i}`,
+            '',
+          ].join('\r\n'),
+          labelIds: ['INBOX'],
+          internalDate: at + i * 60_000,
+        },
+      ],
+    })),
+  };
+}
+
+let sandbox: Sandbox;
+let replicas: HttpProcess[] = [];
+let lb: Balancer;
+/** Gmail API requests by method made while the replicas started and their timers ran. */
+let atStart: Record<string, number> = {};
+
+const client = (kind: 'v1' | 'v2-2026-07-28', url: string): Promise<AnyClient> =>
+  connectClient(kind, 'http', { env: {}, http: { url, token: TOKEN } }, { elicit: false });
+const delta = (before: number[], after: number[]) => after.map((n, i) => n - (before[i] ?? 0));
+const inInbox = (key: string): boolean => {
+  const id = sandbox.threadIdForKey(USER, key);
+  return sandbox.mailbox(USER).messages.some((m) => m.threadId === id && m.labelIds.includes('INBOX'));
+};
+
+describe.skipIf(!existsSync(HAPROXY))('replicas behind HAProxy (needs haproxy)', () => {
+  beforeAll(async () => {
+    sandbox = await Sandbox.start({ users: [seed()] });
+    const dir = removeAfterFile(sandboxConfigDir(sandbox, USER, 'mailwarden-replicas-'));
+    writeTestPolicy(dir, {
+      default: {
+        dailyMoveCap: CAP,
+        protectCorrespondents: false,
+        // A rule the replicas' own timers sweep at start (t65's sender).
+        senderRules: { archive: ['news65.example'] },
+      },
+    });
+    const env = {
+      HOME: dir,
+      MAILWARDEN_CONFIG_DIR: dir,
+      MAILWARDEN_SANDBOX_URL: sandbox.url,
+      MAILWARDEN_TOOLS: 'read,manage',
+      MAILWARDEN_TOKEN: TOKEN,
+      MAILWARDEN_CONFIRM: 'off',
+    };
+    const before = sandbox.stats().byMethod;
+    replicas = await Promise.all([0, 1, 2].map(() => startHttp(env)));
+    // Each replica's rule timer ticks at start: wait for the sweep, and a while for the others.
+    const deadline = Date.now() + 30_000;
+    while (inInbox('t65') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 2_000));
+    atStart = Object.fromEntries(
+      Object.entries(sandbox.stats().byMethod).map(([m, e]) => [m, e.requests - (before[m]?.requests ?? 0)]),
+    );
+    lb = await startBalancer(replicas.map((r) => r.url));
+  }, 120_000);
+  afterAll(async () => {
+    await lb?.close();
+    await Promise.all(replicas.map((r) => r.stop()));
+    await sandbox?.close();
+  });
+
+  it('a 2026-07-28 client is answered by every replica in turn', async () => {
+    const before = await lb.served();
+    const c = await client('v2-2026-07-28', lb.plainUrl);
+    try {
+      for (let i = 0; i < 6; i++) {
+        const r = await c.call('get_profile');
+        expect(r.isError, r.text).toBe(false);
+        expect(r.structured?.['emailAddress']).toBe(USER);
+      }
+    } finally {
+      await c.close();
+    }
+    const served = delta(before, await lb.served());
+    expect(served.every((n) => n >= 2)).toBe(true);
+  });
+
+  it('a 2025-11-25 session stays on the replica that opened it; without the stick table it breaks', async () => {
+    const before = await lb.served();
+    const c = await client('v1', lb.url);
+    try {
+      for (let i = 0; i < 6; i++) {
+        const r = await c.call('get_profile');
+        expect(r.isError, r.text).toBe(false);
+      }
+    } finally {
+      await c.close();
+    }
+    const served = delta(before, await lb.served());
+    // initialize, initialized, 6 calls and the closing DELETE: all on one replica.
+    expect(served.filter((n) => n > 0)).toHaveLength(1);
+    expect(Math.max(...served)).toBeGreaterThanOrEqual(8);
+
+    // Round robin alone sends the session's next request to a replica that never saw it.
+    const failure = await (async () => {
+      const plain = await client('v1', lb.plainUrl);
+      try {
+        for (let i = 0; i < 3; i++) await plain.call('get_profile');
+        return undefined;
+      } finally {
+        await plain.close().catch(() => undefined);
+      }
+    })().catch((e: unknown) => e);
+    expect(String(failure)).toMatch(/Session not found/);
+  });
+
+  it('two clients racing 30 archives each through the balancer move exactly the cap in total', async () => {
+    const keys = Array.from({ length: 60 }, (_, i) => `t${i}`);
+    const [a, b] = await Promise.all([
+      client('v2-2026-07-28', lb.plainUrl),
+      client('v2-2026-07-28', lb.plainUrl),
+    ]);
+    const before = await lb.served();
+    const outcomes: Array<'moved' | 'refused' | 'other'> = [];
+    const race = async (c: AnyClient, mine: string[]) => {
+      for (const key of mine) {
+        const r = await c.call('archive', { threadId: sandbox.threadIdForKey(USER, key) });
+        const changed = (r.structured?.['changed'] as unknown[] | undefined)?.length ?? 0;
+        if (!r.isError && changed === 1) outcomes.push('moved');
+        else if (/daily-cap/.test(r.text)) outcomes.push('refused');
+        else outcomes.push('other');
+      }
+    };
+    try {
+      await Promise.all([
+        race(
+          a,
+          keys.filter((_, i) => i % 2 === 0),
+        ),
+        race(
+          b,
+          keys.filter((_, i) => i % 2 === 1),
+        ),
+      ]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    expect(outcomes.filter((o) => o === 'moved')).toHaveLength(CAP);
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(60 - CAP);
+    // The mailbox agrees: exactly 50 of the 60 left the inbox; the 10 beyond stay.
+    expect(keys.filter((k) => !inInbox(k))).toHaveLength(CAP);
+    expect(keys.filter(inInbox)).toHaveLength(60 - CAP);
+    // Every replica took part in the race.
+    expect(delta(before, await lb.served()).every((n) => n > 0)).toBe(true);
+  });
+
+  it('the sender-rule timer sweeps the account once, not once per replica', () => {
+    // One sweep: one replica signed in and searched for the rule's sender; the other two found
+    // the slot taken and opened no mailbox at all.
+    expect(inInbox('t65')).toBe(false);
+    expect(atStart['oauth.token']).toBe(1);
+    expect(atStart['messages.list']).toBe(1);
+    expect(atStart['messages.batchModify']).toBe(1);
+  });
+
+  it('a new-mail mark set through one replica is what the next replica lists from', async () => {
+    const c = await client('v2-2026-07-28', lb.plainUrl);
+    try {
+      const first = await c.call('list_new_mail', { limit: 5 });
+      expect(first.isError, first.text).toBe(false);
+      const lines = first.structured?.['messages'] as Array<{ messageId: string }>;
+      expect(lines.length).toBeGreaterThan(0);
+      const last = lines[lines.length - 1] as { messageId: string };
+      const marked = await c.call('mark_handled', { messageId: last.messageId });
+      expect(marked.isError, marked.text).toBe(false);
+      // Two more calls land on the two other replicas: neither lists what was handled.
+      for (let i = 0; i < 2; i++) {
+        const next = await c.call('list_new_mail', { limit: 5 });
+        expect(next.isError, next.text).toBe(false);
+        const ids = (next.structured?.['messages'] as Array<{ messageId: string }>).map((m) => m.messageId);
+        for (const m of lines) expect(ids).not.toContain(m.messageId);
+      }
+    } finally {
+      await c.close();
+    }
+  });
+});

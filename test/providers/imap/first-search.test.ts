@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unfence } from '../../../src/mcp/untrusted.js';
+import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
+import { withMailClient } from '../../../src/sandbox/imap/index.js';
+import { startBackend } from '../../helpers/backends.js';
+import type { Backend } from '../../helpers/backends.js';
+
+/*
+ * The first search after start, as an agent on a timer makes it (`in:inbox is:unread`). On
+ * Bridge, where knowing a message's labels costs a STATUS and an index of every label folder,
+ * the listing indexes INBOX alone: the threads are gathered live in All Mail, copies are located
+ * only where an index already exists, and the result names the folders it did not look in
+ * (src/providers/freshness.ts). get_thread still shows every label. The unread hits come from
+ * the flags the INBOX index read in the same call, so no SEARCH is needed for them.
+ */
+
+const TAG = `first-${Date.now()}`;
+const ask = `${TAG}-ask@example.org`;
+
+function message(headers: string[], body: string): string {
+  return [...headers, 'Content-Type: text/plain; charset=utf-8', '', body, ''].join('\r\n');
+}
+
+/**
+ * Another client's mail before the first call: an unread question (labelled, where a label
+ * folder is given), the person's reply in Sent, and a read note that is:unread must leave out.
+ */
+async function seed(b: Backend, labelFolder?: string): Promise<void> {
+  const server = (b.imap as NonNullable<Backend['imap']>).server;
+  const asked = new Date(Date.UTC(2026, 10, 30, 9));
+  const replied = new Date(Date.UTC(2026, 10, 30, 10));
+  const date = asked.toUTCString();
+  await withMailClient(server, async (c) => {
+    await c.append(
+      'INBOX',
+      message(
+        [
+          'From: Grace Example <grace@example.org>',
+          `To: ${DEMO_ADDRESS}`,
+          `Subject: Question ${TAG}`,
+          `Date: ${date}`,
+          `Message-ID: <${ask}>`,
+        ],
+        'Can you send the receipt?',
+      ),
+      [],
+      asked,
+    );
+    await c.append(
+      'Sent',
+      message(
+        [
+          `From: ${DEMO_ADDRESS}`,
+          'To: Grace Example <grace@example.org>',
+          `Subject: Re: Question ${TAG}`,
+          `Date: ${date}`,
+          `Message-ID: <${TAG}-reply@example.org>`,
+          `In-Reply-To: <${ask}>`,
+          `References: <${ask}>`,
+        ],
+        'Here it is.',
+      ),
+      ['\\Seen'],
+      replied,
+    );
+    await c.append(
+      'INBOX',
+      message(
+        [
+          'From: Grace Example <grace@example.org>',
+          `To: ${DEMO_ADDRESS}`,
+          `Subject: Already read ${TAG}`,
+          `Date: ${date}`,
+          `Message-ID: <${TAG}-read@example.org>`,
+        ],
+        'Seen before.',
+      ),
+      ['\\Seen'],
+    );
+    if (labelFolder === undefined) return;
+    await c.mailboxOpen('INBOX');
+    const uids = (await c.search({ header: { 'message-id': ask } }, { uid: true })) || [];
+    await c.messageCopy(uids.join(','), labelFolder, { uid: true });
+  });
+}
+
+interface Listed {
+  threadId: string;
+  subject: string;
+  messageCount: number;
+  labels: string[];
+}
+
+const mine = (r: { structured: Record<string, unknown> }) =>
+  (r.structured['threads'] as Listed[])
+    .map((t) => ({ ...t, subject: unfence(t.subject), labels: t.labels.map(unfence) }))
+    .filter((t) => t.subject.includes(TAG));
+
+describe('the first search after start on the Bridge profile', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('bridge', { delayMs: 0, env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    await seed(b, 'Labels/Receipts');
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('costs at most 12 commands with login, indexes INBOX alone and names the folders it did not look in', async () => {
+    const front = (b.imap as NonNullable<Backend['imap']>).proxy;
+    expect(front).toBeDefined();
+    const from = front?.commands().length ?? 0;
+    const r = await b.call('search', { query: 'in:inbox is:unread', maxResults: 50 });
+    expect(r.isError, r.text).toBe(false);
+    const sent = (front?.commands() ?? []).slice(from).map((c) => c.text.replace(/^\S+ /, ''));
+    expect(sent.some((t) => /^LOGIN /i.test(t))).toBe(true);
+    expect(sent.length).toBeLessThanOrEqual(12);
+    // Only INBOX and All Mail are opened; the one whole-folder FETCH is INBOX's.
+    expect(sent.filter((t) => /^(EXAMINE|SELECT) /i.test(t))).toEqual([
+      'EXAMINE INBOX',
+      'EXAMINE "All Mail"',
+    ]);
+    expect(sent.filter((t) => /^UID FETCH 1:\* /i.test(t))).toHaveLength(1);
+    // Unread from the flags INBOX's FETCH just read: no UNSEEN search.
+    expect(sent.filter((t) => /UNSEEN/i.test(t))).toEqual([]);
+
+    const [question, ...others] = mine(r);
+    expect(others).toEqual([]);
+    expect(question?.subject).toBe(`Question ${TAG}`);
+    // The reply in Sent joins the thread (found live in All Mail); its SENT label and the
+    // question's Receipts label are not shown, and the result says where it did not look.
+    expect(question?.messageCount).toBe(2);
+    expect(question?.labels).toEqual(['INBOX']);
+    const unchecked = (r.structured['uncheckedPlaces'] as string[]).map(unfence);
+    expect(unchecked).toEqual(expect.arrayContaining(['Sent', 'Labels/Receipts']));
+    expect(unchecked).not.toContain('INBOX');
+    const text = await b.call('search', { query: 'in:inbox is:unread', maxResults: 50, format: 'text' });
+    expect(text.text).toMatch(
+      /not looked in \(labels from these folders are not shown\): .*Labels\/Receipts/,
+    );
+
+    // get_thread reads every place: both labels are there, and nothing is left unchecked.
+    const t = await b.call('get_thread', { threadId: question?.threadId as string, bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    const labels = (t.structured['messages'] as Array<{ labels: string[] }>).map((m) =>
+      m.labels.map(unfence),
+    );
+    expect(labels).toEqual([expect.arrayContaining(['INBOX', 'Receipts']), expect.arrayContaining(['SENT'])]);
+    expect(t.structured['uncheckedPlaces']).toBeUndefined();
+  });
+
+  it('a later listing asks the server for unread mail and finds the same, plus what arrived', async () => {
+    const server = (b.imap as NonNullable<Backend['imap']>).server;
+    await withMailClient(server, (c) =>
+      c.append(
+        'INBOX',
+        message(
+          [
+            'From: Grace Example <grace@example.org>',
+            `To: ${DEMO_ADDRESS}`,
+            `Subject: Later ${TAG}`,
+            `Date: ${new Date().toUTCString()}`,
+            `Message-ID: <${TAG}-later@example.org>`,
+          ],
+          'One more.',
+        ),
+        [],
+      ),
+    );
+    const r = await b.call('search', { query: 'in:inbox is:unread', maxResults: 50 });
+    expect(r.isError, r.text).toBe(false);
+    expect(
+      mine(r)
+        .map((t) => t.subject)
+        .sort(),
+    ).toEqual([`Later ${TAG}`, `Question ${TAG}`]);
+  });
+});
+
+describe('the first search after start on full Dovecot (LIST-STATUS)', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('full', { delayMs: 0, env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    await seed(b);
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('locates every copy and leaves nothing unchecked', async () => {
+    const r = await b.call('search', { query: 'in:inbox is:unread', maxResults: 50 });
+    expect(r.isError, r.text).toBe(false);
+    const [question, ...others] = mine(r);
+    expect(others).toEqual([]);
+    expect(question?.messageCount).toBe(2);
+    expect(question?.labels).toEqual(expect.arrayContaining(['INBOX', 'SENT']));
+    expect(r.structured['uncheckedPlaces']).toBeUndefined();
+  });
+});

@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/*
+ * scripts/lint.mjs builds one TypeScript program for both eslint's type-aware rule and the type
+ * check, and runs prettier beside them. Run on a small project of its own: each check still
+ * catches what it caught as a separate command, and the exit code says so.
+ */
+
+const ROOT = join(import.meta.dirname, '../..');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mw-lint-'));
+  dirs.push(dir);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const base: Record<string, string> = {
+    'package.json': '{ "name": "lint-probe", "private": true, "type": "module" }\n',
+    'tsconfig.json': JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        types: [],
+      },
+      include: ['code'],
+    }),
+    '.prettierignore': 'node_modules\neslint.config.js\npackage.json\ntsconfig.json\n',
+    'eslint.config.js': [
+      "import tseslint from 'typescript-eslint';",
+      'export default tseslint.config(',
+      "  { ignores: ['node_modules/**', 'eslint.config.js'] },",
+      '  ...tseslint.configs.recommended,',
+      '  {',
+      "    files: ['**/*.ts'],",
+      "    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },",
+      "    rules: { '@typescript-eslint/no-floating-promises': 'error' },",
+      '  },',
+      ');',
+      '',
+    ].join('\n'),
+  };
+  for (const [name, text] of Object.entries({ ...base, ...files })) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+function lint(dir: string): { status: number | null; out: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts/lint.mjs'), dir], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  return { status: r.status, out: r.stdout + r.stderr };
+}
+
+const CLEAN =
+  'export async function work(): Promise<number> {\n  return 1;\n}\n\nexport async function run(): Promise<void> {\n  await work();\n}\n';
+
+describe('npm run lint (scripts/lint.mjs)', () => {
+  it('passes a clean project and reports each check clean', () => {
+    const r = lint(project({ 'code/a.ts': CLEAN }));
+    expect(r.out).toContain('== eslint: clean');
+    expect(r.out).toContain('== tsc --noEmit: clean');
+    expect(r.out).toContain('== prettier --check: clean');
+    expect(r.status).toBe(0);
+  }, 60_000);
+
+  it('fails on a floating promise (a type-aware rule), a type error and unformatted code, naming each', () => {
+    const dir = project({
+      'code/a.ts': CLEAN.replace('  await work();', '  work();'),
+      'code/b.ts': "export const n: number = 'not a number';\n",
+      'code/c.ts': 'export const  spaced  =  [1,2,3]\n',
+    });
+    const r = lint(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toContain('@typescript-eslint/no-floating-promises');
+    expect(r.out).toMatch(/code\/b\.ts\(1,14\): error TS2322/);
+    expect(r.out).toMatch(/\[warn\] code\/c\.ts/);
+  }, 60_000);
+});
