@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { CLIENT_TIERS } from '../policy/clients.js';
 import { TIERS } from '../policy/tiers.js';
 
 /*
@@ -28,6 +29,8 @@ export interface ValueOption extends BaseOption {
   check?: (v: string) => string | undefined;
   /** The option may be given more than once, or take several values (`--item A B C`). */
   multiple?: boolean;
+  /** The command cannot run without it (shown without brackets in the usage). */
+  required?: boolean;
 }
 export type OptionSpec = FlagOption | ValueOption;
 
@@ -240,6 +243,44 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    words: ['clients', 'list'],
+    summary: 'the HTTP clients (clients.json in the config dir), never their tokens; also plain `clients`',
+    options: { json },
+  },
+  {
+    words: ['clients', 'add'],
+    args: ['NAME'],
+    required: 1,
+    summary:
+      'a new HTTP client with its own bearer token, printed once; it sees only --accounts, with --tiers',
+    options: {
+      accounts: {
+        type: 'string',
+        value: 'A,B',
+        help: 'the accounts it may use, comma-separated (names or aliases from `accounts list`)',
+        required: true,
+      },
+      tiers: {
+        type: 'string',
+        value: 'T',
+        help: `its tiers on them, comma-separated (${CLIENT_TIERS.join(', ')}; default read), within each account's own`,
+        check: (v) => {
+          const bad = v.split(',').filter((t) => !(CLIENT_TIERS as readonly string[]).includes(t.trim()));
+          return bad.length === 0 && v.trim() !== ''
+            ? undefined
+            : `a comma-separated list of ${CLIENT_TIERS.join(', ')}`;
+        },
+      },
+    },
+  },
+  {
+    words: ['clients', 'remove'],
+    args: ['NAME'],
+    required: 1,
+    summary: 'forget the HTTP client NAME: its token stops working on the next request',
+    options: {},
+  },
+  {
     words: ['policy', 'show'],
     summary: 'the effective write policy (policy.json) per account; also plain `policy`',
     options: { account, json },
@@ -280,7 +321,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 /** The reference server's spellings (`mailwarden --sweep`), each exactly its subcommand. */
 const COMMAND_FLAGS: ReadonlySet<string> = new Set(['auth', 'check', 'sweep', 'http']);
 /** The command a bare first word means when its own second word is left out. */
-const DEFAULT_SUB: Readonly<Record<string, string>> = { accounts: 'list', policy: 'show' };
+const DEFAULT_SUB: Readonly<Record<string, string>> = { accounts: 'list', clients: 'list', policy: 'show' };
 
 export interface ParsedCommand {
   spec: CommandSpec;
@@ -396,6 +437,9 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
   for (const [k, needed] of Object.entries(spec.needs ?? {}))
     if (values[k] !== undefined && values[needed] === undefined)
       throw new UsageError(`${where}--${k} needs --${needed}`);
+  for (const [k, o] of Object.entries(spec.options))
+    if (o.type === 'string' && o.required === true && values[k] === undefined)
+      throw new UsageError(`${where}--${k} is required`);
   return { spec, explicit, positionals, values, help: false, version: false };
 }
 
@@ -416,7 +460,8 @@ function synopsis(spec: CommandSpec): string {
       parts.push(`[${g.map(one).join(' | ')}]`);
     } else {
       shown.add(k);
-      parts.push(`[${one(k)}]`);
+      const o = spec.options[k] as OptionSpec;
+      parts.push(o.type === 'string' && o.required === true ? one(k) : `[${one(k)}]`);
     }
   }
   const args = (spec.args ?? []).map((a, i) =>

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { REVIEW_PATH, parseAllowedClients, serveHttp } from '../mcp/http.js';
+import { existsSync } from 'node:fs';
+import { scopedRuntime } from '../mcp/clients.js';
+import { REVIEW_PATH, bearerMatches, parseAllowedClients, serveHttp } from '../mcp/http.js';
+import type { HttpClient } from '../mcp/http.js';
+import { clientForToken } from '../policy/clients.js';
+import type { ClientEntry } from '../policy/clients.js';
+import { clientsPath, clientsSource } from '../store/clients.js';
 import { envFlag } from '../store/config.js';
 import type { Env } from '../store/config.js';
 import { buildRuntime, stderrLogger, VERSION } from './runtime.js';
@@ -72,9 +78,63 @@ function reviewMount(runtime: ServerRuntime, env: Env, demo: boolean) {
  * work the mailbox, so a bearer token is required unless the operator says otherwise in so many
  * words (MAILWARDEN_ALLOW_NO_TOKEN=1).
  */
-/** A bearer token is set, or the operator said in so many words to serve without one. */
+/** A bearer token is set (MAILWARDEN_TOKEN or clients.json), or the operator said in so many words to serve without one. */
 export function tokenConfigured(env: Env): boolean {
-  return (env['MAILWARDEN_TOKEN']?.trim() ?? '') !== '' || envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN');
+  return (
+    (env['MAILWARDEN_TOKEN']?.trim() ?? '') !== '' ||
+    envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN') ||
+    existsSync(clientsPath(env))
+  );
+}
+
+/**
+ * Who a request is: a client of clients.json (its accounts, its tiers, its name in the log) or
+ * MAILWARDEN_TOKEN (every account, as before clients.json existed). Both kinds work side by side.
+ * clients.json is re-read when it changes; one that became invalid lets none of its clients in
+ * (MAILWARDEN_TOKEN still works) until it is fixed, and says so on stderr.
+ */
+function authenticator(
+  runtime: ServerRuntime,
+  env: Env,
+  envToken: string,
+): (authorization: string | string[] | undefined) => Promise<HttpClient | undefined> {
+  const source = clientsSource(env);
+  const scoped = new Map<string, HttpClient>();
+  let warned = '';
+  const everyAccount: HttpClient = { key: 'MAILWARDEN_TOKEN', runtime };
+  return async (authorization) => {
+    let list: ClientEntry[] | undefined;
+    try {
+      list = await source();
+      warned = '';
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      if (why !== warned)
+        stderrLogger.warn('clients.json cannot be used; its clients are refused until it is fixed', {
+          error: why,
+        });
+      warned = why;
+      list = [];
+    }
+    const m = typeof authorization === 'string' ? /^Bearer +([^\s]+) *$/i.exec(authorization) : null;
+    // Both compared every time, so the time taken does not say which kind of token was tried.
+    const client = clientForToken(list ?? [], m?.[1] ?? '');
+    const envMatch = envToken !== '' && bearerMatches(authorization, envToken);
+    if (client !== undefined && m !== null) {
+      const key = JSON.stringify([client.name, client.tokenSha256, client.accounts, client.tiers]);
+      let hit = scoped.get(key);
+      if (hit === undefined) {
+        hit = { key, runtime: scopedRuntime(runtime, client) };
+        scoped.set(key, hit);
+      }
+      return hit;
+    }
+    if (envMatch) return everyAccount;
+    // MAILWARDEN_ALLOW_NO_TOKEN=1, and no clients.json: anyone, as before.
+    if (envToken === '' && list === undefined && envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN'))
+      return everyAccount;
+    return undefined;
+  };
 }
 
 export async function runHttp(cmd: HttpCommand): Promise<void> {
@@ -87,6 +147,13 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
         'MAILWARDEN_ALLOW_NO_TOKEN=1 to serve without one.',
     );
   }
+  const clientsFile = existsSync(clientsPath(env));
+  if (clientsFile && token === '' && envFlag(env, 'MAILWARDEN_ALLOW_NO_TOKEN'))
+    throw new Error(
+      `MAILWARDEN_ALLOW_NO_TOKEN=1 and ${clientsPath(env)} are both set: clients.json gives each client its own token, so serving without one would undo it. Unset MAILWARDEN_ALLOW_NO_TOKEN, or remove clients.json.`,
+    );
+  // A broken clients.json stops the start, with the field at fault.
+  const startClients = clientsFile ? await clientsSource(env)() : undefined;
   const port = portOf(cmd.port ?? env['PORT']);
   const host = env['MAILWARDEN_HOST']?.trim() || '127.0.0.1';
   const allowedHosts = (env['MAILWARDEN_ALLOWED_HOSTS'] ?? '')
@@ -109,6 +176,8 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
       host,
       port,
       token: token === '' ? undefined : token,
+      // Installed even without clients.json, so one written later is read on the next request.
+      authenticate: authenticator(built.runtime, env, token),
       allowedHosts,
       allowedClients,
       ...(idleSeconds === undefined ? {} : { sessionIdleMs: idleSeconds * 1000 }),
@@ -119,8 +188,14 @@ export async function runHttp(cmd: HttpCommand): Promise<void> {
     await built.close();
     throw e;
   }
-  if (token === '') stderrLogger.warn('serving without a bearer token (MAILWARDEN_ALLOW_NO_TOKEN=1)');
-  else if (token.length < 32)
+  if (startClients !== undefined)
+    stderrLogger.info('HTTP clients from clients.json', {
+      clients: startClients.length,
+      ...(token === '' ? {} : { alsoMailwardenToken: 'every account' }),
+    });
+  if (token === '' && startClients === undefined)
+    stderrLogger.warn('serving without a bearer token (MAILWARDEN_ALLOW_NO_TOKEN=1)');
+  else if (token !== '' && token.length < 32)
     stderrLogger.warn('MAILWARDEN_TOKEN is short; use 32 or more random characters');
   if (!LOOPBACK_BIND.test(host) && allowedClients === undefined)
     stderrLogger.warn('listening beyond loopback with no MAILWARDEN_ALLOWED_CLIENTS', { host });

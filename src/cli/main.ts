@@ -224,6 +224,10 @@ async function main(): Promise<number | undefined> {
         process.env,
       );
     }
+    case 'clients list':
+    case 'clients add':
+    case 'clients remove':
+      return (await import('./clients.js')).clientsCommand(p, process.env);
     case 'auth': {
       const account = flagString(p, 'account');
       return (await import('./auth.js')).runAuth({

@@ -25,6 +25,11 @@ export interface HttpOptions {
   port: number;
   /** The bearer every request must present; undefined only when the operator allowed none. */
   token: string | undefined;
+  /**
+   * When set, replaces `token`: who a request's Authorization header says it is (clients.json,
+   * MAILWARDEN_TOKEN), with the runtime that client sees; undefined refuses it with 401.
+   */
+  authenticate?: (authorization: string | string[] | undefined) => Promise<HttpClient | undefined>;
   /** Host/Origin names allowed beside the loopback names (MAILWARDEN_ALLOWED_HOSTS). */
   allowedHosts?: readonly string[];
   /** Client addresses allowed (MAILWARDEN_ALLOWED_CLIENTS); undefined: any that can connect. */
@@ -41,6 +46,12 @@ export interface HttpOptions {
 }
 
 export const REVIEW_PATH = '/review';
+
+/** One authenticated caller: requests with the same key share handlers and 2025-11-25 sessions. */
+export interface HttpClient {
+  key: string;
+  runtime: ServerRuntime;
+}
 
 export interface HttpServer {
   url: string;
@@ -207,26 +218,47 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
   ]);
   const validOrigin = originValidation([...names]);
   const onerror = (e: Error): void => runtime.log.warn('http request failed', { error: String(e) });
-  const factory = () => createMcpServer(runtime);
-  const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: max, onerror });
-  const sessions = new LegacySessions(
-    factory,
-    {
-      idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
-      maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
-      maxBodyBytes: max,
-    },
-    onerror,
-  );
-  const route = {
-    fetch: async (request: Request, opts?: McpHandlerRequestOptions): Promise<Response> => {
-      const body = opts?.parsedBody;
-      const legacy = await isLegacyRequest(request, body, { maxRequestBodySize: max });
-      return legacy ? sessions.fetch(request, body) : modern.fetch(request, opts);
-    },
+  /**
+   * The MCP handlers of one client: its own server factory over its own runtime, and its own
+   * 2025-11-25 sessions, so a session id opened with one client's token is unknown to another's.
+   */
+  function handlersFor(scoped: ServerRuntime) {
+    const factory = () => createMcpServer(scoped);
+    const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: max, onerror });
+    const sessions = new LegacySessions(
+      factory,
+      {
+        idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+        maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+        maxBodyBytes: max,
+      },
+      onerror,
+    );
+    const route = {
+      fetch: async (request: Request, opts?: McpHandlerRequestOptions): Promise<Response> => {
+        const body = opts?.parsedBody;
+        const legacy = await isLegacyRequest(request, body, { maxRequestBodySize: max });
+        return legacy ? sessions.fetch(request, body) : modern.fetch(request, opts);
+      },
+    };
+    const forward = toNodeHandler(route, { maxRequestBodySize: max, onerror });
+    return { forward, close: () => Promise.all([modern.close(), sessions.close()]) };
+  }
+  const handlers = new Map<string, ReturnType<typeof handlersFor>>();
+  const handlersOf = (client: HttpClient): ReturnType<typeof handlersFor> => {
+    let h = handlers.get(client.key);
+    if (h === undefined) {
+      h = handlersFor(client.runtime);
+      handlers.set(client.key, h);
+    }
+    return h;
   };
-  const forward = toNodeHandler(route, { maxRequestBodySize: max, onerror });
-  const { token, allowedClients } = options;
+  const own: HttpClient = { key: '', runtime };
+  const { token, allowedClients, authenticate } = options;
+  const whoIs = async (req: IncomingMessage): Promise<HttpClient | undefined> => {
+    if (authenticate !== undefined) return authenticate(req.headers.authorization);
+    return token === undefined || bearerMatches(req.headers.authorization, token) ? own : undefined;
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (allowedClients !== undefined && !clientAllowed(req.socket.remoteAddress, allowedClients))
@@ -239,14 +271,18 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     if (options.review !== undefined && (pathname === REVIEW_PATH || pathname.startsWith(`${REVIEW_PATH}/`)))
       return (await options.review()).handle(req, res);
-    if (token !== undefined && !bearerMatches(req.headers.authorization, token))
+    const client = await whoIs(req);
+    if (client === undefined)
       return refuseAndClose(
         req,
         res,
         401,
-        'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)',
+        authenticate === undefined
+          ? 'a valid bearer token is required (Authorization: Bearer $MAILWARDEN_TOKEN)'
+          : 'a valid bearer token is required (Authorization: Bearer <MAILWARDEN_TOKEN or a token from `mailwarden clients add`>)',
         { 'www-authenticate': 'Bearer realm="mailwarden"' },
       );
+    const { forward } = handlersOf(client);
     if (pathname !== MCP_PATH) return refuse(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
     const declared = Number(req.headers['content-length'] ?? '0');
     if (!Number.isFinite(declared) || declared > max) return tooLarge(req, res, max);
@@ -282,7 +318,7 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await Promise.all([modern.close(), sessions.close()]);
+      await Promise.all([...handlers.values()].map((h) => h.close()));
       // Open SSE streams get a moment to finish, then are cut.
       const timer = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;

@@ -21,6 +21,8 @@ export interface ActionRecord {
   /** pending with no later line of the same call: the process died mid-write, so unknown. */
   outcome: 'pending' | 'ok' | 'failed' | 'unknown';
   error?: string;
+  /** The HTTP client (clients.json) whose call this was; absent for stdio, the CLI and MAILWARDEN_TOKEN. */
+  client?: string;
 }
 
 /**
@@ -140,6 +142,27 @@ export class ActionLog {
       `the action log ${this.path} is gone: it was ${how} while this server ran, so no change was made and none will be until the server restarts. Put the file back if you have it, then restart the server; a restarted server starts a new log if there is none, and keeps counting today's moves out of the inbox from ${join(dirname(this.path), MARKER_DIR)}/, so the daily cap holds.`,
       { retryable: false, ...(cause === undefined ? {} : { cause }) },
     );
+  }
+}
+
+/**
+ * The log as one HTTP client's calls write it: the same file, every record stamped with the
+ * client's name (src/mcp/clients.ts builds one per client of clients.json).
+ */
+export class ClientActionLog extends ActionLog {
+  constructor(
+    private readonly base: ActionLog,
+    readonly client: string,
+  ) {
+    super(base.path);
+  }
+
+  override ensureWritable(): Promise<void> {
+    return this.base.ensureWritable();
+  }
+
+  override async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {
+    await this.base.appendMany(records.map((r) => ({ ...r, client: this.client })));
   }
 }
 
