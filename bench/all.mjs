@@ -16,6 +16,7 @@ const benches = {
   formats: 'formats.mjs',
   'install-size': 'install-size.mjs',
   'imap-loop': 'imap-loop.mjs',
+  replicas: 'replicas.mjs',
 };
 // --quick: every benchmark once, small and without injected delays, to prove they all still run
 // (test/bench/quick.test.ts runs it in CI). Its numbers are not the recorded ones. The install-size
@@ -31,6 +32,9 @@ const QUICK_ENV = {
   BENCH_IMAP_WARM: '1',
   BENCH_IMAP_PROFILES: 'bridge',
   BENCH_IMAP_APART_MS: '0',
+  BENCH_GROW: '200',
+  BENCH_CLIENTS: '4',
+  BENCH_CALLS: '4',
 };
 if (quick) delete benches['install-size'];
 const only = process.argv.slice(2).filter((a) => a !== '--quick');

@@ -9,6 +9,7 @@
 // front end records every command it serves, so counts are exact; commands run one at a time per
 // connection, so wall time is about commands × delay, plus the process start for the CLI rows.
 // BENCH_BRIDGE=no-all-mail or no-idle runs the profile's variants (All Mail hidden, IDLE off).
+// BENCH_GROW (default 20,000): how many archived messages the last row adds before its first call.
 //
 // The loop runs twice. The first run is an account's first: no new-mail mark, nothing learnt yet,
 // 217 messages waiting. Then the agent catches up (not counted), 12 new messages arrive, and the
@@ -256,7 +257,7 @@ try {
   await firstCall('first call after start: search in:inbox is:unread, 10 (login included)');
   // The same first call once the mailbox has grown by 20,000 archived messages: what it
   // downloads must not grow with them.
-  const grown = growArchive(20_000);
+  const grown = growArchive(Number(process.env.BENCH_GROW ?? 20_000));
   await firstCall(`first call after start, ${grown} more messages in Archive`);
 } finally {
   await demo.close();

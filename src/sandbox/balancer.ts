@@ -4,11 +4,12 @@ import { writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { tempDir } from './temp.js';
+import { tempDirUntilExit } from '../store/temp-dir.js';
 
 /*
- * A real HAProxy (Debian's, installed by .ci/run) in front of several `mailwarden http` replicas,
- * started per suite from a temp config like the Dovecot servers. Two front doors to the same
+ * A real HAProxy (Debian's; .ci/run installs it) in front of several `mailwarden http` replicas,
+ * started from a temp config like the sandbox's Dovecot servers, for the replica tests
+ * (test/mcp/replicas.test.ts) and bench/replicas.mjs. Never used by a serving server. Two front doors to the same
  * replicas: `url` balances round robin and keeps a 2025-11-25 session on the replica that opened
  * it (a stick table keyed by the Mcp-Session-Id the replica answered with: the routing
  * docs/deployment.md describes); `plainUrl` balances every request round robin with no
@@ -39,7 +40,8 @@ export async function freePort(): Promise<number> {
 
 /** `replicas`: each replica's MCP URL (http://127.0.0.1:PORT/mcp). */
 export async function startBalancer(replicas: readonly string[]): Promise<Balancer> {
-  const dir = tempDir('mailwarden-haproxy-');
+  const temp = tempDirUntilExit('mailwarden-haproxy-');
+  const dir = temp.path;
   const [sticky, plain] = [await freePort(), await freePort()];
   const sock = join(dir, 'admin.sock');
   const servers = (prefix: string) =>
@@ -114,6 +116,7 @@ export async function startBalancer(replicas: readonly string[]): Promise<Balanc
     async close() {
       if (proc.exitCode === null) proc.kill('SIGTERM');
       await exited;
+      temp.remove();
     },
   };
 }
