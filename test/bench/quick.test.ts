@@ -35,6 +35,7 @@ describe('npm run bench, short form', () => {
       'new-mail',
       'formats',
       'imap-loop',
+      'replicas',
     ])
       expect(out[name], name).toBeTypeOf('object');
     // The bulk move was allowed by the policy the benchmark sets, and moved what it matched.
@@ -43,5 +44,9 @@ describe('npm run bench, short form', () => {
     // The Bridge loop ran twice and counted its commands.
     const loop = out['imap-loop']?.['loop'] as { steady: { totalCommands: number } };
     expect(loop.steady.totalCommands).toBeGreaterThan(0);
+    // Every call through the three replicas behind HAProxy was answered.
+    const replicas = out['replicas']?.['threeReplicasBehindHaproxy'] as { calls: number; failed: number };
+    expect(replicas.calls).toBeGreaterThan(0);
+    expect(replicas.failed).toBe(0);
   }, 900_000);
 });
