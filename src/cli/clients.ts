@@ -3,7 +3,7 @@ import { isMailError } from '../mail/errors.js';
 import { clientNameProblem, parseClientTiers, tokenHash } from '../policy/clients.js';
 import type { ClientEntry } from '../policy/clients.js';
 import { findAccount, readAccounts } from '../store/accounts.js';
-import { clientsPath, readClients, writeClients } from '../store/clients.js';
+import { clientsPath, readClients, updateClients } from '../store/clients.js';
 import type { Env } from '../store/config.js';
 import { COMMANDS, commandUsage } from './commands.js';
 import type { ParsedCommand } from './commands.js';
@@ -65,11 +65,6 @@ async function add(env: Env, name: string, values: ParsedCommand['values']): Pro
     '--tiers',
     (p) => new Refused(`${p}`),
   );
-  const list = (await readClients(env)) ?? [];
-  if (list.some((c) => c.name === name))
-    throw new Refused(
-      `a client named "${name}" exists; remove it first (\`mailwarden clients remove ${name}\`) to give it a new token`,
-    );
   const token = randomBytes(32).toString('base64url');
   const entry: ClientEntry = {
     name,
@@ -78,7 +73,13 @@ async function add(env: Env, name: string, values: ParsedCommand['values']): Pro
     tiers,
     added: new Date().toISOString(),
   };
-  await writeClients(env, [...list, entry]);
+  await updateClients(env, (list) => {
+    if (list.some((c) => c.name === name))
+      throw new Refused(
+        `a client named "${name}" exists; remove it first (\`mailwarden clients remove ${name}\`) to give it a new token`,
+      );
+    return { list: [...list, entry], result: undefined };
+  });
   console.error(`Added HTTP client ${line(entry)} to ${clientsPath(env)}.`);
   console.error('Its bearer token follows. It is shown this once and stored only as a hash:');
   console.log(token);
@@ -113,13 +114,14 @@ export async function clientsCommand(p: ParsedCommand, env: Env): Promise<number
         return await add(env, name, p.values);
       case 'remove': {
         if (name === undefined) break;
-        const list = (await readClients(env)) ?? [];
-        const kept = list.filter((c) => c.name !== name);
-        if (kept.length === list.length)
-          throw new Refused(
-            `no client "${name}"${list.length === 0 ? '' : `; the clients are: ${list.map((c) => c.name).join(', ')}`}`,
-          );
-        await writeClients(env, kept);
+        await updateClients(env, (list) => {
+          const kept = list.filter((c) => c.name !== name);
+          if (kept.length === list.length)
+            throw new Refused(
+              `no client "${name}"${list.length === 0 ? '' : `; the clients are: ${list.map((c) => c.name).join(', ')}`}`,
+            );
+          return { list: kept, result: undefined };
+        });
         console.log(`Removed HTTP client "${name}"; its token is refused from the next request on.`);
         return 0;
       }

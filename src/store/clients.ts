@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import lockfile from 'proper-lockfile';
 import { join } from 'node:path';
 import { MailError } from '../mail/errors.js';
 import { parseClients } from '../policy/clients.js';
@@ -32,6 +33,41 @@ export async function readClients(env: Env): Promise<ClientEntry[] | undefined> 
 /** Replaced whole (a concurrent reader sees the old list or the new one); 0600. */
 export async function writeClients(env: Env, list: readonly ClientEntry[]): Promise<void> {
   await writeFileAtomic(clientsPath(env), `${JSON.stringify({ clients: list }, null, 2)}\n`);
+}
+
+/**
+ * Read, change and write clients.json as one step: two `mailwarden clients add` at the same
+ * moment each see the other's entry, instead of the later write dropping the earlier one. The
+ * lock is a directory beside the file (proper-lockfile, as the write lock), given up after 10 s.
+ */
+export async function updateClients<T>(
+  env: Env,
+  change: (
+    list: ClientEntry[],
+  ) => { list: readonly ClientEntry[]; result: T } | Promise<{ list: readonly ClientEntry[]; result: T }>,
+): Promise<T> {
+  const path = clientsPath(env);
+  await mkdir(configDir(env), { recursive: true, mode: 0o700 });
+  const release = await lockfile
+    .lock(path, {
+      lockfilePath: `${path}.lock`,
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 100, minTimeout: 20, maxTimeout: 100 },
+    })
+    .catch((e: unknown) => {
+      throw new MailError(
+        'upstream_unavailable',
+        `another process is changing ${path}; try again (${(e as Error).message})`,
+      );
+    });
+  try {
+    const { list, result } = await change((await readClients(env)) ?? []);
+    await writeClients(env, list);
+    return result;
+  } finally {
+    await release().catch(() => undefined);
+  }
 }
 
 /**

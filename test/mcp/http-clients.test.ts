@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenHash } from '../../src/policy/clients.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
+import { runCli } from '../helpers/cli-run.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import type { Envelope } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
@@ -211,6 +212,25 @@ describe('clients add', () => {
       expect(r.stdout).toBe('');
     }
     expect(readFileSync(join(dir, 'clients.json'), 'utf8')).toBe(before);
+  });
+
+  it('six `clients add` at the same moment all land, and six removes take out exactly those', async () => {
+    const env = { HOME: dir, MAILWARDEN_CONFIG_DIR: dir };
+    const names = ['race1', 'race2', 'race3', 'race4', 'race5', 'race6'];
+    const names0 = (): string[] =>
+      (
+        JSON.parse(readFileSync(join(dir, 'clients.json'), 'utf8')) as { clients: Array<{ name: string }> }
+      ).clients.map((c) => c.name);
+    const before = names0();
+    const added = await Promise.all(
+      names.map((n) => runCli(['clients', 'add', n, '--accounts', 'work'], env)),
+    );
+    for (const r of added) expect(r.code, r.err).toBe(0);
+    expect(names0()).toEqual(expect.arrayContaining([...before, ...names]));
+    expect(names0()).toHaveLength(before.length + names.length);
+    const removed = await Promise.all(names.map((n) => runCli(['clients', 'remove', n], env)));
+    for (const r of removed) expect(r.code, r.err).toBe(0);
+    expect(names0()).toEqual(before);
   });
 });
 
