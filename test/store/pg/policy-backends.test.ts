@@ -1,7 +1,6 @@
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/mail/clock.js';
 import { ActionLog } from '../../../src/policy/action-log.js';

@@ -2,6 +2,8 @@
 // sibling (files dir or PostgreSQL URL) through the built code, runs 30 single-message agent
 // archives concurrently with a cap of 50, and sends how many moved.
 import { join } from 'node:path';
+import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../../dist/mail/clock.js';
 import { ActionLog } from '../../../dist/policy/action-log.js';
 import { createGate, filePolicyStore } from '../../../dist/policy/gate.js';
@@ -33,7 +35,7 @@ const item = (i) => ({
   labelIds: ['INBOX'],
 });
 const moved = async (allowed) => {
-  await new Promise((r) => setTimeout(r, 2));
+  await sleep(2);
   return allowed.map((i) => ({ id: i.id, outcome: 'moved' }));
 };
 const runs = await Promise.all(
