@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/mail/clock.js';
@@ -245,5 +247,41 @@ describe('PostgreSQL stopped mid-way', () => {
       'd:pending',
       'd:moved',
     ]);
+  }, 60_000);
+});
+
+describe('the write lock', () => {
+  it("a process killed while it holds an account's lock releases it; other accounts never wait for it", async () => {
+    const url = await fresh();
+    const { db, policyStore } = await openPgState(url);
+    open.push(db);
+    const dist = resolve(import.meta.dirname, '../../../dist/store/pg/index.js');
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(dist)}); const s = await m.openPgState(process.argv[1]);` +
+          ` await s.policyStore.withLock('work', () => { console.log('held'); return new Promise(() => {}); });`,
+        url,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((done) =>
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('held') && done()),
+    );
+    // Another account is not held up.
+    expect(await policyStore.withLock('home', async () => 'home')).toBe('home');
+    // The same account waits while the child lives…
+    let got = false;
+    const waiting = policyStore.withLock('work', async () => {
+      got = true;
+      return 'work';
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(got).toBe(false);
+    // …and gets the lock once the child is killed.
+    child.kill('SIGKILL');
+    expect(await waiting).toBe('work');
   }, 60_000);
 });
