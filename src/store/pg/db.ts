@@ -57,11 +57,13 @@ export function stateDbError(name: string, e: unknown, doing: string): MailError
   const err = e as { code?: unknown; message?: unknown };
   const code = typeof err.code === 'string' ? err.code : '';
   const message = typeof err.message === 'string' ? err.message : String(e);
-  const sqlstate = /^[0-9A-Z]{5}$/.test(code);
-  const unavailable =
-    !sqlstate ||
-    UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) ||
-    /connection|terminat|timeout/i.test(message);
+  // No SQLSTATE class starts with E; errno codes (EPIPE is five letters too) all do.
+  const sqlstate = /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('E');
+  // A socket error (ECONNREFUSED, ECONNRESET, ENOTFOUND…), a server shutting down or not
+  // ready, or the driver's own word that the connection ended or timed out.
+  const unavailable = sqlstate
+    ? UNAVAILABLE_CLASSES.includes(code.slice(0, 2))
+    : /^E[A-Z]+$/.test(code) || /connection|terminat|timeout|timed out|closed/i.test(message);
   if (unavailable)
     return new MailError(
       'upstream_unavailable',
