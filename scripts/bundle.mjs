@@ -1,7 +1,8 @@
 // Bundles the built CLI (dist/cli/main.js, tsc output) into dist/bundle/: the bin users run.
 // Measured on these machines: loading ~150 separate ES modules cost about 90 ms of a ~430 ms
 // cold start; one entry plus lazily loaded chunks brings it near 340 ms (docs/benchmarks.md).
-// @napi-rs/keyring stays external: it loads a native binary of its own.
+// @napi-rs/keyring stays external: it loads a native binary of its own. pg (the PostgreSQL
+// driver) stays external too: only a server with MAILWARDEN_STATE=postgres://… loads it.
 import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -169,7 +170,7 @@ const result = await build({
   target: 'node20',
   outdir: 'dist/bundle',
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['@napi-rs/keyring'],
+  external: ['@napi-rs/keyring', 'pg'],
   // Some dependencies are CommonJS and call require(); ESM output needs one in scope.
   banner: {
     js: "import { createRequire as __mwRequire } from 'node:module'; const require = __mwRequire(import.meta.url);",

@@ -11,6 +11,7 @@ import { accountName, readOAuthClient, readToken, stateDir, tokenPath } from '..
 import { tiersGrantedAt } from '../store/tokens.js';
 import { ActionLog } from '../policy/action-log.js';
 import { inboxMarkStore } from '../store/inbox-mark.js';
+import { stateSetting } from '../store/state.js';
 import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
@@ -256,10 +257,19 @@ async function assemble(
   const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
   // The demo's log is in its own state dir (demoStateEnv).
   const actionLog = new ActionLog(join(stateDir(opts.env), 'action-log.jsonl'));
+  // MAILWARDEN_STATE: files unless a PostgreSQL URL is set; only then is its module (and the
+  // driver) loaded, and the database is opened and migrated now, so a bad one stops the start.
+  const setting = stateSetting(opts.env);
+  const pgState =
+    setting.kind === 'postgres'
+      ? await import('../store/pg/index.js').then((m) => m.openPgState(setting.url))
+      : undefined;
   // Loaded on the first write (its chunk, with the file-lock stack, is not needed for tools/list).
   let service: Promise<PolicyService> | undefined;
   const policy = (): Promise<PolicyService> =>
-    (service ??= import('../policy/service.js').then((m) => m.policyService(opts.env, actionLog, clock)));
+    (service ??= import('../policy/service.js').then((m) =>
+      m.policyService(opts.env, actionLog, clock, pgState?.policyStore),
+    ));
   const tools = await startTools((defined) =>
     withCallBudget(defined, limits.callBudgetMs, { debug: debugOn(opts.env) }),
   );
@@ -272,9 +282,11 @@ async function assemble(
       gateFor: async (account, mb) => (await policy()).gateFor(account, mb),
       effective: async (account) => (await policy()).effective(account),
     },
-    inboxMarks: inboxMarkStore(join(stateDir(opts.env), 'marks')),
-    // Loaded when a timer first runs (the file-lock stack is not on the start-up path).
-    timerSlots: {
+    inboxMarks: pgState?.inboxMarks ?? inboxMarkStore(join(stateDir(opts.env), 'marks')),
+    // Where the server's own timers claim each account's run (src/policy/timer-slots.ts): the
+    // state database, or the config dir (loaded when a timer first runs: the file-lock stack is
+    // not on the start-up path).
+    timerSlots: pgState?.timerSlots ?? {
       claim: async (timer, account, everyMs) =>
         (await import('../policy/timer-slots.js')).fileTimerSlots(opts.env).claim(timer, account, everyMs),
     },
@@ -305,6 +317,7 @@ async function assemble(
     async close() {
       await routing.close();
       await sandbox?.close();
+      await pgState?.db.close();
     },
   };
 }

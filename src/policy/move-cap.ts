@@ -148,7 +148,6 @@ export async function movesToday(
   now: number,
   timeZone: string = serverTimeZone(),
 ): Promise<MovesToday> {
-  const today = localDay(now, timeZone);
   const key = `${log.path}\u0000${account}`;
   const before = readSoFar.get(key);
   const found: LogRecord[] = [];
@@ -157,9 +156,7 @@ export async function movesToday(
     scanned = await scanActionLog(
       log.path,
       (r) => {
-        const o = r.record;
-        if (o['kind'] !== 'move' || o['account'] !== account || o['actor'] !== 'agent') return;
-        if (!OUT_ACTIONS.has(o['action'] as MoveAction)) return;
+        if (!isCappedMove(r.record, account)) return;
         if (r.at < now - SAME_DAY_WINDOW_MS) return;
         found.push(r);
       },
@@ -178,13 +175,41 @@ export async function movesToday(
   const mark = scanned.mark;
   if (mark === undefined) readSoFar.delete(key);
   else readSoFar.set(key, { mark, records: records.filter((r) => r.line <= mark.line) });
+  return { ...usedToday(records, now, timeZone), lines: scanned.lines };
+}
+
+/**
+ * The pure count behind movesToday, for any backend: `records` are the account's agent move
+ * records out of the inbox (any order of lines, by `line`), at least those within 26 hours of
+ * `now`; the (call, ids) groups whose first line falls on the local day of `now` and whose latest
+ * outcome is pending, moved or unknown count their messages.
+ */
+export function usedToday(
+  records: Iterable<LogRecord>,
+  now: number,
+  timeZone: string,
+): { used: number; day: string; timeZone: string } {
+  const today = localDay(now, timeZone);
   const groups = new MoveGroups();
   for (const r of records) if (Math.abs(r.at - now) <= SAME_DAY_WINDOW_MS) groups.add(r);
   let used = 0;
   for (const g of groups.values())
     if (localDay(g.first.at, timeZone) === today && COUNTED.has(g.outcome)) used += g.count;
-  return { used, day: today, timeZone, lines: scanned.lines };
+  return { used, day: today, timeZone };
 }
+
+/** Whether a log record is one of `account`'s agent moves out of the inbox (what the cap counts). */
+export function isCappedMove(o: Record<string, unknown>, account: string): boolean {
+  return (
+    o['kind'] === 'move' &&
+    o['account'] === account &&
+    o['actor'] === 'agent' &&
+    OUT_ACTIONS.has(o['action'] as MoveAction)
+  );
+}
+
+/** How far either side of `now` a backend must read records for usedToday. */
+export const SAME_DAY_WINDOW = SAME_DAY_WINDOW_MS;
 
 /** Agent moves left today under `cap` (0: no cap, Infinity). Never negative. */
 export async function remainingToday(

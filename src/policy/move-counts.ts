@@ -146,6 +146,17 @@ export function countGroups(
   return { ...out, bySender: ranked.slice(0, top), senders: senders.size };
 }
 
+/**
+ * The instants (ms) a backend reads records between for a range of local days: a local day
+ * starts at most 14 hours either side of UTC midnight, so the window is generous.
+ */
+export function rangeWindow(range: DayRange): { lower: number; upper: number } {
+  const from = dayStart(range.from);
+  const to = dayStart(range.to);
+  if (from === undefined || to === undefined) throw new Error('countMoves: bad range');
+  return { lower: from - 36 * 3_600_000, upper: to + 60 * 3_600_000 };
+}
+
 /** Damaged lines listed in a result; damagedLineCount has them all. */
 const MAX_DAMAGED = 50;
 
@@ -161,12 +172,7 @@ export async function countMoves(
   timeZone: string,
   top: number,
 ): Promise<MoveCounts> {
-  const from = dayStart(range.from);
-  const to = dayStart(range.to);
-  if (from === undefined || to === undefined) throw new Error('countMoves: bad range');
-  // A local day starts at most 14 hours either side of UTC midnight; a day's window is generous.
-  const lower = from - 36 * 3_600_000;
-  const upper = to + 60 * 3_600_000;
+  const { lower, upper } = rangeWindow(range);
   const groups = new MoveGroups();
   const damaged: LogProblem[] = [];
   let lines: number;

@@ -4,7 +4,7 @@ import type { Env } from '../store/config.js';
 import type { ActionLog } from './action-log.js';
 import { CorrespondentSet } from './correspondents.js';
 import { createGate, filePolicyStore } from './gate.js';
-import type { Gate } from './gate.js';
+import type { Gate, PolicyStore } from './gate.js';
 import { effectivePolicy, loadPolicy } from './write-policy.js';
 import type { EffectivePolicy } from './write-policy.js';
 
@@ -21,7 +21,9 @@ export interface PolicyService {
   effective(account: string): Promise<EffectivePolicy>;
 }
 
-export function policyService(env: Env, log: ActionLog, clock: Clock): PolicyService {
+/** `store`: where the log and the lock live (MAILWARDEN_STATE); the files in the config dir by default. */
+export function policyService(env: Env, log: ActionLog, clock: Clock, store?: PolicyStore): PolicyService {
+  const policyStore = store ?? filePolicyStore(env, log);
   const sets = new Map<string, { set: CorrespondentSet; mailbox: { current: Mailbox } }>();
   return {
     effective: async (account) => effectivePolicy(await loadPolicy(env), account),
@@ -42,7 +44,7 @@ export function policyService(env: Env, log: ActionLog, clock: Clock): PolicySer
       }
       entry.mailbox.current = mailbox;
       entry.set.configure(policy.rules.correspondentsDays, policy.rules.correspondentsRefreshMinutes);
-      return createGate({ policy, store: filePolicyStore(env, log), correspondents: entry.set, clock });
+      return createGate({ policy, store: policyStore, correspondents: entry.set, clock });
     },
   };
 }

@@ -35,8 +35,8 @@ export function fileTimerSlots(env: Env, now: () => number = Date.now): TimerSlo
         const book = await readBook(path);
         const t = now();
         const last = Date.parse(book[timer] ?? '');
-        // A claim from the future (a clock set back) does not block the timer forever.
-        if (Number.isFinite(last) && last <= t && t - last < everyMs) return false;
+        // A claim more than a minute in the future (a clock set back) does not block the timer.
+        if (Number.isFinite(last) && last <= t + 60_000 && t - last < everyMs) return false;
         book[timer] = new Date(t).toISOString();
         await writeFileAtomic(path, `${JSON.stringify(book)}\n`);
         return true;

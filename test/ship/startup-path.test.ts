@@ -48,4 +48,20 @@ describe('the serving start-up path', () => {
         String(re),
       ).toBe(true);
   });
+
+  it('loads no part of the PostgreSQL state nor its driver: only MAILWARDEN_STATE=postgres://… imports them', () => {
+    const onPath = staticClosure(join(BUNDLE, 'main.js'));
+    // The driver is external: any import of it, static or dynamic, names the package "pg".
+    const PG = /\bimport\s*\(\s*"pg"\s*\)|\bfrom\s*"pg"|\brequire\(\s*"pg"\s*\)/;
+    const STATE = /\bmailwarden_action_log\b/;
+    const offenders = [...onPath].filter((f) => {
+      const text = readFileSync(f, 'utf8');
+      return PG.test(text) || STATE.test(text);
+    });
+    expect(offenders).toEqual([]);
+    const chunks = readdirSync(join(BUNDLE, 'chunks')).map((f) =>
+      readFileSync(join(BUNDLE, 'chunks', f), 'utf8'),
+    );
+    expect(chunks.some((text) => PG.test(text) && STATE.test(text))).toBe(true);
+  });
 });

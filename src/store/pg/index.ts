@@ -1,0 +1,30 @@
+import type { PolicyStore } from '../../policy/gate.js';
+import type { InboxMarkStore } from '../inbox-mark.js';
+import { openStateDb } from './db.js';
+import type { StateDb } from './db.js';
+import { pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
+import { pgTimerSlots } from './timer-slots.js';
+import type { TimerSlots } from '../../policy/timer-slots.js';
+
+export { MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } from './db.js';
+export type { StateDb } from './db.js';
+export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
+export { pgTimerSlots } from './timer-slots.js';
+
+/** The state a server keeps in PostgreSQL: opened (and migrated) once at start. */
+export interface PgState {
+  db: StateDb;
+  policyStore: PolicyStore;
+  inboxMarks: InboxMarkStore;
+  timerSlots: TimerSlots;
+}
+
+export async function openPgState(url: string): Promise<PgState> {
+  const db = await openStateDb(url);
+  return {
+    db,
+    policyStore: pgPolicyStore(db),
+    inboxMarks: pgInboxMarkStore(db),
+    timerSlots: pgTimerSlots(db),
+  };
+}
