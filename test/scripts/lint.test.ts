@@ -86,4 +86,13 @@ describe('npm run lint (scripts/lint.mjs)', () => {
     expect(r.out).toMatch(/code\/b\.ts\(1,14\): error TS2322/);
     expect(r.out).toMatch(/\[warn\] code\/c\.ts/);
   }, 60_000);
+
+  it("prettier's cache never hides a file that changed since it was found formatted", () => {
+    const dir = project({ 'code/a.ts': CLEAN });
+    expect(lint(dir).status).toBe(0);
+    writeFileSync(join(dir, 'code/a.ts'), CLEAN.replace('return 1;', 'return    1;'));
+    const r = lint(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/\[warn\] code\/a\.ts/);
+  }, 60_000);
 });
