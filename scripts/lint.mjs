@@ -30,7 +30,7 @@ function prettierCheck() {
       '--cache-location',
       resolve(root, '.tmp/prettier-cache'),
     ];
-    const child = spawn(process.execPath, [bin, '--check', ...cache, '.'], {
+    const child = spawn(process.execPath, [bin, '--check', '--no-color', ...cache, '.'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
