@@ -3,6 +3,7 @@ import { ClientActionLog } from '../policy/action-log.js';
 import { clientTiersOn } from '../policy/clients.js';
 import type { ClientEntry } from '../policy/clients.js';
 import type { Tier } from '../policy/tiers.js';
+import { findAccount } from '../store/accounts.js';
 import type { AccountEntry, AccountRegistry } from '../store/accounts.js';
 import type { AccountRouting, ServedAccount } from './accounts.js';
 import type { ServerRuntime } from './server.js';
@@ -26,18 +27,6 @@ function notHere(ref: string | undefined, mine: readonly { name: string }[]): Ma
       ? 'no account to use: this client has none on this server'
       : `no account "${ref}" among this client's accounts (${names === '' ? 'none' : names}); see list_accounts`,
     { retryable: false },
-  );
-}
-
-function findIn<T extends Pick<AccountEntry, 'name' | 'alias' | 'address'>>(
-  list: readonly T[],
-  ref: string,
-): T | undefined {
-  const key = ref.trim().toLowerCase();
-  return (
-    list.find((a) => a.name === key) ??
-    list.find((a) => a.alias === key) ??
-    list.find((a) => a.address !== undefined && a.address.toLowerCase() === key)
   );
 }
 
@@ -67,7 +56,7 @@ function scopedRouting(base: AccountRouting, client: ClientScope): AccountRoutin
   };
   async function resolve(ref?: string): Promise<ServedAccount> {
     const list = await mine();
-    const found = ref === undefined ? list.find((a) => a.default) : findIn(list, ref);
+    const found = ref === undefined ? list.find((a) => a.default) : findAccount(list, ref);
     if (found === undefined) throw notHere(ref, list);
     return served(found.name);
   }

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../src/sandbox/balancer.js';
 
 /*
  * A throwaway PostgreSQL 15 cluster for a test file: initdb into a temp dir owned by the
@@ -29,18 +29,6 @@ export interface PgCluster {
   start(): Promise<void>;
   /** Stops it (immediate) and removes the dir. */
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function asPostgres(cmd: string, args: string[]): Promise<void> {

@@ -11,16 +11,7 @@ import { createGate, filePolicyStore } from '../../src/policy/gate.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../../src/policy/gate.js';
 import { effectivePolicy, parsePolicy } from '../../src/policy/write-policy.js';
 import { tempDir } from '../helpers/temp.js';
-
-/** The MailError a promise rejects with (fails the test if it resolves or throws something else). */
-async function rejected(p: Promise<unknown>): Promise<MailError> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(MailError);
-  return e as MailError;
-}
+import { rejected } from '../helpers/rejected.js';
 
 const NOW = Date.parse('2026-06-18T08:00:00Z');
 const TZ = 'Europe/Berlin';

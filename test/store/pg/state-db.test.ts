@@ -13,16 +13,7 @@ import type { StateDb } from '../../../src/store/pg/index.js';
 import { stateSetting } from '../../../src/store/state.js';
 import { startPostgres } from '../../helpers/postgres.js';
 import type { PgCluster } from '../../helpers/postgres.js';
-
-/** The MailError a promise rejects with (fails the test if it resolves or throws something else). */
-async function rejected(p: Promise<unknown>): Promise<MailError> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(MailError);
-  return e as MailError;
-}
+import { rejected } from '../../helpers/rejected.js';
 
 let cluster: PgCluster;
 const open: StateDb[] = [];
