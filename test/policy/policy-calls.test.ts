@@ -1,14 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { appendMessage } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
-import { startPostgres } from '../helpers/postgres.js';
-import type { PgCluster } from '../helpers/postgres.js';
+import { closeStateBackends, moveRecords, stateEnv, withStates } from '../helpers/state-backends.js';
 import { MAIN } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -21,45 +19,9 @@ import { tempDir } from '../helpers/temp.js';
 
 const k = DEMO_FACTS.keys;
 
-type State = 'files' | 'postgres';
 /** Every provider with each state backend. */
-const CASES: Array<[BackendKind, State]> = (['gmail', 'full', 'bridge'] as BackendKind[]).flatMap((kind) =>
-  (['files', 'postgres'] as State[]).map((state): [BackendKind, State] => [kind, state]),
-);
-
-let cluster: PgCluster | undefined;
-let databases = 0;
-afterAll(async () => {
-  await cluster?.close();
-});
-
-/** The server's environment for a state backend: a database of its own for each backend. */
-async function stateEnv(state: State): Promise<Record<string, string>> {
-  if (state === 'files') return {};
-  cluster ??= await startPostgres();
-  return { MAILWARDEN_STATE: await cluster.createDatabase(`policy_${++databases}`) };
-}
-
-/** The move records the server logged, wherever its state lives. */
-async function moveRecords(b: Backend): Promise<Array<Record<string, unknown>>> {
-  const url = b.env['MAILWARDEN_STATE'];
-  if (url === undefined)
-    return readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((r) => r['kind'] === 'move');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const r = await c.query<{ record: Record<string, unknown> }>(
-      "SELECT record FROM mailwarden_action_log WHERE kind = 'move' ORDER BY id",
-    );
-    return r.rows.map((row) => row.record);
-  } finally {
-    await c.end();
-  }
-}
+const CASES = withStates(['gmail', 'full', 'bridge'] as BackendKind[]);
+afterAll(closeStateBackends);
 
 interface Report {
   changed: Array<{ threadId: string }>;
