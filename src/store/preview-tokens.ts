@@ -218,7 +218,7 @@ export function filePreviewStore(dir: string): PreviewStore {
     const others = (await readdir(dir).catch(() => [] as string[])).filter(
       (a) => a !== account && SAFE.test(a),
     );
-    for (const a of [account, ...others]) {
+    for (const a of [...(SAFE.test(account) ? [account] : []), ...others]) {
       const entry = (await entries(join(dir, a))).find((e) => e.hash === hash);
       if (entry === undefined) continue;
       const path = join(dir, a, entry.file);
@@ -265,6 +265,8 @@ export function filePreviewStore(dir: string): PreviewStore {
         {
           mode: 0o600,
           dirMode: 0o700,
+          // The account's directory holds nothing but its previews.
+          tightenDir: true,
         },
       );
       return { token, expiresAt };
