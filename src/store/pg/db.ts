@@ -43,7 +43,7 @@ export const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Advisory lock key (a fixed 64-bit number) that serializes migrations across replicas. */
-const MIGRATE_LOCK = '7244145573123661606';
+export const MIGRATE_LOCK = '7244145573123661606';
 
 export interface StateDb {
   readonly pool: Pool;

@@ -6,7 +6,7 @@ import { pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 import { pgTimerSlots } from './timer-slots.js';
 import type { TimerSlots } from '../../policy/timer-slots.js';
 
-export { MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } from './db.js';
+export { MIGRATE_LOCK, MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } from './db.js';
 export type { StateDb } from './db.js';
 export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 export { pgTimerSlots } from './timer-slots.js';
