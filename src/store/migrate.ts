@@ -136,7 +136,9 @@ export const actionLogMover: Mover = {
       );
     } catch (e) {
       if (e instanceof MigrationRefused) throw e;
-      throw new MigrationRefused(`the action log ${path} cannot be read (${(e as Error).message}); nothing was written.`);
+      throw new MigrationRefused(
+        `the action log ${path} cannot be read (${(e as Error).message}); nothing was written.`,
+      );
     }
     const accounts = [...new Set(records.map((r) => String(r.record['account'])))].sort();
     await lockAccounts(to, accounts);
@@ -150,7 +152,9 @@ export const actionLogMover: Mover = {
         throw new MigrationRefused(
           `${to.db.name} already holds action-log records of ${held.rows
             .map((r) => `account ${r.account} (${r.n})`)
-            .join(', ')}; nothing was written. Moving this log as well would count those moves twice (or mix two histories). Migrate into an empty database, or delete that account's rows first if they are a copy of this log.`,
+            .join(
+              ', ',
+            )}; nothing was written. Moving this log as well would count those moves twice (or mix two histories). Migrate into an empty database, or delete that account's rows first if they are a copy of this log.`,
         );
     }
     for (let i = 0; i < records.length; i += BATCH) {
@@ -281,7 +285,8 @@ export const moveMarkersCheck: Mover = {
   async move(from, to) {
     const logPath = actionLogPath(from.dir);
     const accounts = await accountFiles(join(from.dir, MARKER_DIR));
-    if (accounts.length === 0) return { perAccount: {}, notes: [] };
+    const why = 'PostgreSQL counts the day from the action-log records';
+    if (accounts.length === 0) return { perAccount: {}, notes: [`none in the files (${why})`] };
     const byAccount = new Map<string, LogRecord[]>();
     await scanActionLog(
       logPath,
@@ -302,9 +307,7 @@ export const moveMarkersCheck: Mover = {
     }
     return {
       perAccount: {},
-      notes: [
-        `not copied: PostgreSQL counts the day's moves from the action-log records moved above (${accounts.length} marker(s) agree with the log)`,
-      ],
+      notes: [`not copied (${why}; the ${accounts.length} in the files say no more than the log does)`],
     };
   },
 };
@@ -376,7 +379,8 @@ export async function migrateState(opts: MigrateOptions): Promise<MigrationRepor
         await client.query(`SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
         await schemaInTransaction(db, client);
         const to: PgSide = { db, client, now: opts.now ?? Date.now() };
-        for (const mover of opts.movers ?? MOVERS) kinds.push({ kind: mover.kind, ...(await mover.move(from, to)) });
+        for (const mover of opts.movers ?? MOVERS)
+          kinds.push({ kind: mover.kind, ...(await mover.move(from, to)) });
         await client.query(dryRun ? 'ROLLBACK' : 'COMMIT');
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {
