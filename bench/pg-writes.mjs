@@ -2,15 +2,15 @@
 // write against the files, measured in one process through the real write policy: createGate
 // (src/policy/gate.ts) with filePolicyStore (action log + lock dir + move-count marker in a temp
 // dir) or pgPolicyStore (a throwaway PostgreSQL 15 cluster started by src/sandbox/postgres.ts, the
-// one the tests start). Each call is gate.run over a batch of inbox messages with an agent archive
+// one the tests start, here with fsync on like a production server). Each call is gate.run over a batch of inbox messages with an agent archive
 // and a daily cap set, so every call takes the account's write lock, counts the day's moves,
 // judges each item, appends the intent records, "writes" (a callback that reports every item
 // moved, no mailbox) and appends the outcome records. Batches of 1, 50 and 1,000 items; each rep
 // times both backends back to back, the order alternating (files first, then PostgreSQL first),
 // so machine noise hits both alike. Each rep works a fresh account, so the day's count starts at 0.
 // Prints JSON: ms per item (median of the reps) for each backend, and PostgreSQL / files.
-// BENCH_REPS (default 7) reps; BENCH_ITEMS_PER_REP (default 1000) items per timing at each batch
-// size (so a batch of 1 is 1,000 calls, of 50 is 20 calls, of 1,000 one call).
+// BENCH_REPS (default 7) reps; BENCH_ITEMS_PER_REP (default 200) items per timing at each batch
+// size (a batch of 1 is timed over 200 calls, of 50 over 4 calls, of 1,000 over one call).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,11 +22,13 @@ import { openStateDb, pgPolicyStore } from '../dist/store/pg/index.js';
 import { machine, median, round } from './lib.mjs';
 
 const REPS = Number(process.env.BENCH_REPS ?? 7);
-const PER_REP = Number(process.env.BENCH_ITEMS_PER_REP ?? 1000);
+const PER_REP = Number(process.env.BENCH_ITEMS_PER_REP ?? 200);
 const BATCHES = [1, 50, 1000];
 const TZ = 'UTC';
 
-const cluster = await startPostgres();
+// The cluster flushes to disk as a production server does (BENCH_PG_FSYNC=off: as the tests run it).
+const DURABLE = process.env.BENCH_PG_FSYNC !== 'off';
+const cluster = await startPostgres({ durable: DURABLE });
 const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-pg-writes-'));
 let db;
 try {
@@ -97,7 +99,7 @@ try {
       {
         date: new Date().toISOString(),
         machine: machine(),
-        postgres: `PostgreSQL ${server}, throwaway cluster on 127.0.0.1 (TCP), fsync off`,
+        postgres: `PostgreSQL ${server}, throwaway cluster on 127.0.0.1 (TCP), fsync ${DURABLE ? 'on' : 'off'}`,
         reps: REPS,
         itemsPerTiming: PER_REP,
         batches,

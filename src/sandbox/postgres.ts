@@ -36,7 +36,15 @@ async function asPostgres(cmd: string, args: string[]): Promise<void> {
   await run('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { timeout: 60_000 });
 }
 
-export async function startPostgres(): Promise<PgCluster> {
+export interface PgOptions {
+  /**
+   * Flush to disk as a production server does (fsync and full-page writes on). Default off: the
+   * tests' clusters are thrown away, and skipping the flushes keeps them fast.
+   */
+  durable?: boolean;
+}
+
+export async function startPostgres(opts: PgOptions = {}): Promise<PgCluster> {
   if (!existsSync(join(PG_BIN, 'initdb')))
     throw new Error(
       `PostgreSQL 15 is not installed (${PG_BIN}/initdb missing): apt-get install postgresql-15`,
@@ -47,7 +55,7 @@ export async function startPostgres(): Promise<PgCluster> {
   chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   const data = join(dir, 'data');
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${opts.durable === true ? '' : ' -c fsync=off -c full_page_writes=off'}`;
   await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const start = (): Promise<void> =>
     asPostgres('pg_ctl', ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', options]);

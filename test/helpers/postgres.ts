@@ -3,4 +3,4 @@
  * so the benchmarks (plain JavaScript over dist/) start the same cluster the tests do.
  */
 export { PG_BIN, startPostgres } from '../../src/sandbox/postgres.js';
-export type { PgCluster } from '../../src/sandbox/postgres.js';
+export type { PgCluster, PgOptions } from '../../src/sandbox/postgres.js';
