@@ -14,7 +14,9 @@ import { MAIN, configFor, machine, median, nodeBaselineMs, rawListToolsMs, round
 
 const others = process.argv.slice(2);
 if (others.length === 0) {
-  console.error('usage: node bench/startup-compare.mjs BEFORE_MAIN [MORE_MAIN…] (other builds’ dist/bundle/main.js)');
+  console.error(
+    'usage: node bench/startup-compare.mjs BEFORE_MAIN [MORE_MAIN…] (other builds’ dist/bundle/main.js)',
+  );
   process.exit(2);
 }
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
@@ -32,7 +34,10 @@ function childCpuMs() {
 }
 const sandbox = await Sandbox.start({ users: [demoCorpus()] });
 try {
-  const env = { MAILWARDEN_CONFIG_DIR: configFor(sandbox, DEMO_ADDRESS), MAILWARDEN_SANDBOX_URL: sandbox.url };
+  const env = {
+    MAILWARDEN_CONFIG_DIR: configFor(sandbox, DEMO_ADDRESS),
+    MAILWARDEN_SANDBOX_URL: sandbox.url,
+  };
   // The first argument is the baseline; this build is last.
   const builds = [...others.map((m) => resolve(m)), MAIN];
   const ms = builds.map(() => []);

@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionLog, TORN_LINE_MARK } from '../../src/policy/action-log.js';
+import type { ActionRecord } from '../../src/policy/action-log.js';
 import { localDay, moveRecord, serverTimeZone } from '../../src/policy/move-cap.js';
 import { writeMarker } from '../../src/policy/move-marker.js';
 import { fileTimerSlots } from '../../src/policy/timer-slots.js';
@@ -94,7 +95,7 @@ async function filesState(): Promise<{ dir: string; env: Record<string, string> 
     move('work', 'c1', ['w1', 'w2'], 'pending', at(30)),
     move('work', 'c1', ['w1', 'w2'], 'moved', at(30)),
   ]);
-  await log.appendMany([
+  const others: ActionRecord[] = [
     { time: at(20), account: '*', tool: 'action-log', op: TORN_LINE_MARK, outcome: 'ok' },
     {
       time: at(20),
@@ -104,7 +105,8 @@ async function filesState(): Promise<{ dir: string; env: Record<string, string> 
       messageIds: ['h9'],
       outcome: 'ok',
     },
-  ]);
+  ];
+  await log.appendMany(others);
   await log.appendMany([
     move('home', 'c2', ['h1'], 'pending', at(10)),
     move('home', 'c2', ['h1'], 'moved', at(10)),
