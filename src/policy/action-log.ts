@@ -3,6 +3,8 @@ import { chmod, lstat, mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MailError } from '../mail/errors.js';
 import { MARKER_DIR, anyMarker } from './move-marker.js';
+import { fileLogSource } from './move-log.js';
+import type { LogSource } from './move-log.js';
 
 /** One line of the action log: what a tool changed, where, and how it ended. */
 export interface ActionRecord {
@@ -93,6 +95,11 @@ export class ActionLog {
     await this.appendMany([record]);
   }
 
+  /** Where this log's records are read back (the review page, `mailwarden log`, undo). */
+  source(): LogSource {
+    return fileLogSource(this.path);
+  }
+
   /**
    * Appends records in one write(2), so a batch is all there or (torn by a crash or a full disk)
    * at worst cut short in its last line. Any record shape with an account may be written; the
@@ -159,6 +166,10 @@ export class ClientActionLog extends ActionLog {
 
   override ensureWritable(): Promise<void> {
     return this.base.ensureWritable();
+  }
+
+  override source(): LogSource {
+    return this.base.source();
   }
 
   override async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {

@@ -1,5 +1,6 @@
 import type { PolicyStore } from '../../policy/gate.js';
 import type { InboxMarkStore } from '../inbox-mark.js';
+import { PgActionLog } from './action-log.js';
 import { openStateDb } from './db.js';
 import type { StateDb } from './db.js';
 import { pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
@@ -10,6 +11,7 @@ export { MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } 
 export type { StateDb } from './db.js';
 export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 export { pgTimerSlots } from './timer-slots.js';
+export { PgActionLog, pgLogSource } from './action-log.js';
 
 /** The state a server keeps in PostgreSQL: opened (and migrated) once at start. */
 export interface PgState {
@@ -17,6 +19,8 @@ export interface PgState {
   policyStore: PolicyStore;
   inboxMarks: InboxMarkStore;
   timerSlots: TimerSlots;
+  /** Every record of the action log: what writers append and readers read. */
+  actionLog: PgActionLog;
 }
 
 export async function openPgState(url: string): Promise<PgState> {
@@ -26,5 +30,6 @@ export async function openPgState(url: string): Promise<PgState> {
     policyStore: pgPolicyStore(db),
     inboxMarks: pgInboxMarkStore(db),
     timerSlots: pgTimerSlots(db),
+    actionLog: new PgActionLog(db),
   };
 }

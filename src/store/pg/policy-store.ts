@@ -9,6 +9,7 @@ import { countGroups, rangeWindow } from '../../policy/move-counts.js';
 import { MoveGroups } from '../../policy/move-log.js';
 import type { LogRecord } from '../../policy/move-log.js';
 import type { InboxMarkStore } from '../inbox-mark.js';
+import { insertRecords } from './action-log.js';
 import { stateDbError } from './db.js';
 import type { StateDb } from './db.js';
 
@@ -58,18 +59,10 @@ export function pgPolicyStore(db: StateDb): PolicyStore {
     id: `postgres:${db.name}`,
     async append(records) {
       if (records.length === 0) return;
-      const at = new Date().toISOString();
-      const full = records.map((r) => ({ ...r, time: r.time ?? at }));
-      const accounts = new Set(full.map((r) => r.account));
-      const q = accounts.size === 1 ? via(full[0]?.account as string) : db.pool;
+      const accounts = new Set(records.map((r) => r.account));
+      const q = accounts.size === 1 ? via(records[0]?.account as string) : db.pool;
       try {
-        await q.query(
-          `INSERT INTO mailwarden_action_log (account, time, tool, op, kind, call, outcome, record)
-           SELECT r->>'account', (r->>'time')::timestamptz, r->>'tool', r->>'op', r->>'kind',
-                  r->>'call', r->>'outcome', r
-             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n`,
-          [JSON.stringify(full)],
-        );
+        await insertRecords(q, records);
       } catch (e) {
         throw fail(e, 'appending to the action log');
       }
