@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenHash } from '../../src/policy/clients.js';
 import { Sandbox } from '../../src/sandbox/index.js';
@@ -11,6 +12,7 @@ import { envelopeOf } from '../helpers/envelope.js';
 import type { Envelope } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
+import { startPostgres } from '../helpers/postgres.js';
 import { MAIN, writeTestPolicy } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -86,10 +88,10 @@ function addClient(name: string, accounts: string, tiers: string): string {
 }
 
 const clients: Client[] = [];
-async function connect(token: string): Promise<Client> {
+async function connect(token: string, url: string = server.url): Promise<Client> {
   const client = new Client({ name: 'clients-test', version: '0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), {
+    new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
@@ -474,7 +476,58 @@ describe('the action log', () => {
       ['a', 'work', 'pending'],
       ['a', 'work', 'ok'],
     ]);
+    // The write policy's move records of that call name the client too.
+    const moves = lines.filter((l) => l['kind'] === 'move' && (l['ids'] as string[]).includes(id));
+    expect(moves.map((l) => [l['client'], l['account'], l['actor'], l['outcome']])).toEqual([
+      ['a', 'work', 'agent', 'pending'],
+      ['a', 'work', 'agent', 'moved'],
+    ]);
   });
+
+  it('records the client in the state database too (MAILWARDEN_STATE=postgres://…): move records and the mailbox’s own', async () => {
+    const cluster = await startPostgres();
+    let pgServer: HttpProcess | undefined;
+    try {
+      pgServer = await startHttp({
+        HOME: dir,
+        MAILWARDEN_CONFIG_DIR: dir,
+        MAILWARDEN_SANDBOX_URL: sandbox.url,
+        MAILWARDEN_TOOLS: ALL_TIERS,
+        MAILWARDEN_TOKEN: ENV_TOKEN,
+        MAILWARDEN_STATE: cluster.url,
+      });
+      const a = await connect(tokens['a'] as string, pgServer.url);
+      const found = await call(a, 'search', { query: 'in:inbox', maxResults: 1 });
+      const id = (found.structured['threads'] as Array<{ threadId: string }>)[0]?.threadId as string;
+      const done = await call(a, 'archive', { threadIds: [id] });
+      expect(done.isError, done.raw).toBe(false);
+      const db = new pg.Client({ connectionString: cluster.url });
+      await db.connect();
+      let rows: Array<Record<string, unknown>>;
+      try {
+        rows = (
+          await db.query<{ record: Record<string, unknown> }>(
+            'SELECT record FROM mailwarden_action_log ORDER BY id',
+          )
+        ).rows.map((r) => r.record);
+      } finally {
+        await db.end();
+      }
+      const named = (l: Record<string, unknown>): boolean =>
+        ((l['ids'] ?? l['threadIds']) as string[] | undefined)?.includes(id) === true;
+      expect(
+        rows.filter(named).map((l) => [l['client'], l['account'], l['kind'] ?? l['op'], l['outcome']]),
+      ).toEqual([
+        ['a', 'work', 'move', 'pending'],
+        ['a', 'work', 'modifyThread', 'pending'],
+        ['a', 'work', 'modifyThread', 'ok'],
+        ['a', 'work', 'move', 'moved'],
+      ]);
+    } finally {
+      await pgServer?.stop();
+      await cluster.close();
+    }
+  }, 120_000);
 });
 
 describe('tokens and sessions', () => {
