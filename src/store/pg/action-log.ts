@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient } from 'pg';
 import { ActionLog } from '../../policy/action-log.js';
 import type { LogRecord, LogSource } from '../../policy/move-log.js';
@@ -12,6 +13,30 @@ import type { StateDb } from './db.js';
  */
 
 type Query = Pick<PoolClient, 'query'>;
+
+/** Which connection holds which account's write lock in this async context, per database. */
+const locks = new WeakMap<StateDb, AsyncLocalStorage<{ account: string; client: PoolClient }>>();
+
+/** Where a locked call of `db` says which connection holds its account's lock (policy-store.ts). */
+export function lockContext(db: StateDb): AsyncLocalStorage<{ account: string; client: PoolClient }> {
+  let held = locks.get(db);
+  if (held === undefined) {
+    held = new AsyncLocalStorage<{ account: string; client: PoolClient }>();
+    locks.set(db, held);
+  }
+  return held;
+}
+
+/**
+ * The connection that holds `account`'s write lock when the caller runs inside that locked call,
+ * else the pool. Every append of a locked call (the policy's records and the mailbox's own) goes
+ * through it: a call waiting for the lock holds a pooled connection, so a lock holder that asked
+ * the pool for another could wait behind the very calls that wait for it.
+ */
+export function connectionFor(db: StateDb, account: string): Query {
+  const h = locks.get(db)?.getStore();
+  return h !== undefined && h.account === account ? h.client : db.pool;
+}
 
 /**
  * Inserts records in one statement, in the order given (so ids follow it), each with its own time
@@ -94,8 +119,12 @@ export class PgActionLog extends ActionLog {
   }
 
   override async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {
+    // Inside a call that holds the account's write lock, through that call's connection.
+    const accounts = new Set(records.map((r) => r.account));
+    const [only] = accounts;
+    const q = accounts.size === 1 && only !== undefined ? connectionFor(this.db, only) : this.db.pool;
     try {
-      await insertRecords(this.db.pool, records);
+      await insertRecords(q, records);
     } catch (e) {
       throw stateDbError(this.db.name, e, 'appending to the action log');
     }

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { MailError } from '../../mail/errors.js';
@@ -9,7 +8,7 @@ import { countGroups, rangeWindow } from '../../policy/move-counts.js';
 import { MoveGroups } from '../../policy/move-log.js';
 import type { LogRecord } from '../../policy/move-log.js';
 import type { InboxMarkStore } from '../inbox-mark.js';
-import { insertRecords } from './action-log.js';
+import { connectionFor, insertRecords, lockContext } from './action-log.js';
 import { stateDbError } from './db.js';
 import type { StateDb } from './db.js';
 
@@ -34,12 +33,9 @@ const LOCK_WAIT = '30s';
 type Query = Pick<PoolClient, 'query'>;
 
 export function pgPolicyStore(db: StateDb): PolicyStore {
-  const held = new AsyncLocalStorage<{ account: string; client: PoolClient }>();
+  const lockOf = lockContext(db);
   /** The locked connection when the caller holds `account`'s lock, else the pool. */
-  const via = (account: string): Query => {
-    const h = held.getStore();
-    return h !== undefined && h.account === account ? h.client : db.pool;
-  };
+  const via = (account: string): Query => connectionFor(db, account);
   const fail = (e: unknown, doing: string) => stateDbError(db.name, e, doing);
 
   async function rows(account: string, lower: number, upper: number): Promise<LogRecord[]> {
@@ -105,7 +101,7 @@ export function pgPolicyStore(db: StateDb): PolicyStore {
           throw fail(e, `taking the write lock of account ${account}`);
         }
         try {
-          return await held.run({ account, client }, () => fn(lost.signal));
+          return await lockOf.run({ account, client }, () => fn(lost.signal));
         } finally {
           await client.query('SELECT pg_advisory_unlock($1)', [accountLockKey(account)]).catch(() => {
             // Closing the connection (release(true) below) releases the lock.
