@@ -69,12 +69,12 @@ let dir = '';
 let server: HttpProcess;
 const tokens: Record<string, string> = {};
 
-function cli(args: string[]): Ran {
+function cli(args: string[], extraEnv: Record<string, string> = {}): Ran {
   const r = spawnSync(process.execPath, [MAIN, ...args], {
     encoding: 'utf8',
     input: '',
     timeout: 30_000,
-    env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir },
+    env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir, ...extraEnv },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -458,6 +458,18 @@ describe('client a cannot see or touch client b\u2019s account, through any tool
   });
 });
 
+/** The client `mailwarden log --json` names on each item of the thread's moves. */
+function loggedClients(shown: Ran, threadId: string): Array<string | undefined> {
+  expect(shown.code, shown.stderr).toBe(0);
+  const view = JSON.parse(shown.stdout) as {
+    calls: Array<{ items: Array<{ ids: string[]; client?: string }> }>;
+  };
+  return view.calls
+    .flatMap((c) => c.items)
+    .filter((i) => i.ids.includes(threadId))
+    .map((i) => i.client);
+}
+
 describe('the action log', () => {
   it('records which client made each write', async () => {
     const a = await connect(tokens['a'] as string);
@@ -482,6 +494,7 @@ describe('the action log', () => {
       ['a', 'work', 'agent', 'pending'],
       ['a', 'work', 'agent', 'moved'],
     ]);
+    expect(loggedClients(cli(['log', '--json', '--account', 'work']), id)).toEqual(['a']);
   });
 
   it('records the client in the state database too (MAILWARDEN_STATE=postgres://…): move records and the mailbox’s own', async () => {
@@ -523,6 +536,8 @@ describe('the action log', () => {
         ['a', 'work', 'modifyThread', 'ok'],
         ['a', 'work', 'move', 'moved'],
       ]);
+      const shown = cli(['log', '--json', '--account', 'work'], { MAILWARDEN_STATE: cluster.url });
+      expect(loggedClients(shown, id)).toEqual(['a']);
     } finally {
       await pgServer?.stop();
       await cluster.close();
