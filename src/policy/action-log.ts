@@ -28,7 +28,9 @@ export interface ActionRecord {
 }
 
 /**
- * Append-only JSON lines in the config dir, mode 0600 (docs/architecture.md, promise 4). The file is created
+ * Append-only JSON lines in the config dir, mode 0600 (docs/architecture.md, promise 4); with
+ * MAILWARDEN_STATE=postgres://… the runtime's log is PgActionLog (src/store/pg/action-log.ts), the
+ * same interface over rows of the state database. The file is created
  * and checked writable before the first write a tool makes, so a log that cannot be written
  * stops the write instead of letting it happen unrecorded.
  */
