@@ -82,8 +82,11 @@ describe('migrations', () => {
     expect(tables.map((r) => r.t)).toEqual([
       'mailwarden_action_log',
       'mailwarden_inbox_marks',
+      'mailwarden_preview_tokens',
       'mailwarden_schema',
       'mailwarden_timer_slots',
+      'mailwarden_unsubscribe_claims',
+      'mailwarden_unsubscribe_ledger',
     ]);
     expect(await query(url, 'SELECT version FROM mailwarden_schema ORDER BY version')).toEqual(
       Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })),
