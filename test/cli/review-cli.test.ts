@@ -113,6 +113,11 @@ describe.each(CASES)('log and undo on %s, state in %s', (kind, state) => {
     expect(text.out).toMatch(
       new RegExp(`${used} of 40 agent moves out of the inbox used, ${40 - (used ?? 0)} left`),
     );
+    // `mailwarden policy` counts the day from the same store.
+    const policy = await runCli(['policy', '--json'], b.env);
+    expect(policy.code, policy.err).toBe(0);
+    const shown = JSON.parse(policy.out) as { accounts: Array<{ today: { used?: number } }> };
+    expect(shown.accounts.map((a) => a.today.used)).toEqual([used]);
     const file = join(b.configDir, 'action-log.jsonl');
     if (state === 'postgres') {
       // What the log showed is the database's: the server wrote no file.
