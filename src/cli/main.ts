@@ -225,7 +225,7 @@ async function main(): Promise<number | undefined> {
       );
     }
     case 'state migrate':
-      return (await import('./state.js')).stateCommand(p, process.env);
+      return (await import('./state-migrate.js')).stateCommand(p, process.env);
     case 'clients list':
     case 'clients add':
     case 'clients remove':

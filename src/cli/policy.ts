@@ -1,14 +1,14 @@
-import { join } from 'node:path';
 import { isMailError } from '../mail/errors.js';
 import { clockFromEnv } from './clock.js';
 import { COMMANDS, commandUsage, parseCommand, UsageError } from './commands.js';
 import type { CommandSpec } from './commands.js';
-import { movesToday } from '../policy/move-cap.js';
+import { localDay, serverTimeZone } from '../policy/move-cap.js';
 import { RULE_KEYS, effectivePolicy, loadPolicy } from '../policy/write-policy.js';
 import type { EffectivePolicy, LoadedPolicy, PolicyRules, RuleKey } from '../policy/write-policy.js';
 import { checkName, findAccount, readAccounts } from '../store/accounts.js';
-import { stateDir } from '../store/config.js';
 import type { Env } from '../store/config.js';
+import { openState } from './state.js';
+import type { OpenedState } from './state.js';
 
 const POLICY_USAGE = commandUsage(COMMANDS.find((c) => c.words.join(' ') === 'policy show') as CommandSpec);
 
@@ -64,20 +64,41 @@ function text(policy: LoadedPolicy, shown: readonly Shown[]): string {
   return lines.join('\n');
 }
 
-async function show(env: Env, e: EffectivePolicy, registered: boolean): Promise<Shown> {
+/** Today's agent moves of an account, as the gate counts them (or why they cannot be counted). */
+type TodayCount = (account: string) => Promise<Shown['today']>;
+
+/**
+ * Counts from the store the server writes (MAILWARDEN_STATE: the file log in the state dir, or
+ * the state database), on the server's clock (MAILWARDEN_NOW included) and zone.
+ */
+async function todayCounter(env: Env): Promise<{ count: TodayCount; close(): Promise<void> }> {
+  const why = (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) });
+  let state: OpenedState;
+  try {
+    state = await openState(env);
+  } catch (err) {
+    return { count: async () => why(err), close: () => Promise.resolve() };
+  }
+  const count: TodayCount = async (account) => {
+    const now = clockFromEnv(env).now();
+    const timeZone = serverTimeZone();
+    try {
+      const used = await (await state.policyStore()).movesToday(account, now, timeZone);
+      return { used, day: localDay(now, timeZone), timeZone };
+    } catch (err) {
+      return why(err);
+    }
+  };
+  return { count, close: () => state.close() };
+}
+
+async function show(e: EffectivePolicy, registered: boolean, count: TodayCount): Promise<Shown> {
   const sources = {} as Record<RuleKey, string>;
   for (const key of RULE_KEYS) {
     const s = e.sources[key];
     sources[key] = s === 'policy.json account section' ? `policy.json accounts.${e.account}` : s;
   }
-  // The same file the server appends to (src/cli/runtime.ts), counted the way the gate counts.
-  const log = { path: join(stateDir(env), 'action-log.jsonl') };
-  // The server's clock (MAILWARDEN_NOW included), so this shows the day the gate counts.
-  const today = await movesToday(log, e.account, clockFromEnv(env).now()).then(
-    (t) => ({ used: t.used, day: t.day, timeZone: t.timeZone }),
-    (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
-  );
-  return { account: e.account, registered, rules: e.rules, sources, today };
+  return { account: e.account, registered, rules: e.rules, sources, today: await count(e.account) };
 }
 
 /** `argv` is everything after `policy`. Prints for a person; --json for programs. */
@@ -108,9 +129,15 @@ export async function policyCommand(argv: readonly string[], env: Env): Promise<
       ];
     } else if (accounts.length > 0) names = accounts.map((a) => ({ name: a.name, registered: true }));
     else names = [{ name: 'default', registered: true }];
-    const shown = await Promise.all(
-      names.map((n) => show(env, effectivePolicy(policy, n.name), n.registered)),
-    );
+    const counter = await todayCounter(env);
+    let shown: Shown[];
+    try {
+      shown = await Promise.all(
+        names.map((n) => show(effectivePolicy(policy, n.name), n.registered, counter.count)),
+      );
+    } finally {
+      await counter.close();
+    }
     // A section for an account nobody has is most likely a typo that leaves the real one unguarded.
     const known = new Set(accounts.length > 0 ? accounts.map((a) => a.name) : ['default']);
     const strays = Object.keys(policy.accounts).filter((n) => !known.has(n));

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { invalidInput } from '../mail/errors.js';
 import { parseCommand } from './commands.js';
-import { movesToday, serverTimeZone } from '../policy/move-cap.js';
+import { serverTimeZone } from '../policy/move-cap.js';
 import { dayStart } from '../policy/move-counts.js';
 import { localDay } from '../policy/move-log.js';
 import { effectivePolicy, loadPolicy } from '../policy/write-policy.js';
@@ -12,11 +11,12 @@ import type { TodayLine } from '../review/terminal.js';
 import { pickForUndo, restoreItems } from '../review/undo.js';
 import type { UndoSelection } from '../review/undo.js';
 import { findAccount, readAccounts } from '../store/accounts.js';
-import { accountName, stateDir } from '../store/config.js';
+import { accountName } from '../store/config.js';
 import type { Env } from '../store/config.js';
 import { openInBrowser } from './auth.js';
 import { clockFromEnv } from './clock.js';
 import { buildRuntime } from './runtime.js';
+import { openState } from './state.js';
 import { contextOutsideCall } from './sweep.js';
 
 /*
@@ -101,26 +101,36 @@ export async function logCommand(argv: string[], env: Env): Promise<number> {
   if (range.from > range.to)
     throw invalidInput('since', `--since ${range.from} is after --until ${range.to}`);
   const account = await accountOf(env, args.account);
-  const path = join(stateDir(env), 'action-log.jsonl');
-  const view = await readLogView(path, range, account === undefined ? undefined : new Set([account]));
-  const names =
-    account !== undefined
-      ? [account]
-      : [...new Set([accountName(env), ...view.calls.map((c) => c.account)])].sort();
-  const policy = await loadPolicy(env);
-  const today: TodayLine[] = [];
-  for (const a of names) {
-    const cap = effectivePolicy(policy, a).rules.dailyMoveCap;
-    try {
-      const m = await movesToday({ path }, a, now, tz);
-      today.push({ account: a, day: m.day, used: m.used, cap });
-    } catch (e) {
-      today.push({ account: a, day: localDay(now, tz), used: 0, cap, error: (e as Error).message });
+  // The log the server writes, file or database (MAILWARDEN_STATE), and its count of the day.
+  const state = await openState(env);
+  try {
+    const view = await readLogView(
+      state.actionLog.source(),
+      range,
+      account === undefined ? undefined : new Set([account]),
+    );
+    const names =
+      account !== undefined
+        ? [account]
+        : [...new Set([accountName(env), ...view.calls.map((c) => c.account)])].sort();
+    const policy = await loadPolicy(env);
+    const store = await state.policyStore();
+    const today: TodayLine[] = [];
+    for (const a of names) {
+      const cap = effectivePolicy(policy, a).rules.dailyMoveCap;
+      try {
+        const used = await store.movesToday(a, now, tz);
+        today.push({ account: a, day: localDay(now, tz), used, cap });
+      } catch (e) {
+        today.push({ account: a, day: localDay(now, tz), used: 0, cap, error: (e as Error).message });
+      }
     }
+    if (args.json) console.log(JSON.stringify({ ...view, today }, null, 2));
+    else console.log(formatLog(view, today));
+    return 0;
+  } finally {
+    await state.close();
   }
-  if (args.json) console.log(JSON.stringify({ ...view, today }, null, 2));
-  else console.log(formatLog(view, today));
-  return 0;
 }
 
 export async function undoCommand(argv: string[], env: Env): Promise<number> {
@@ -145,7 +155,7 @@ export async function undoCommand(argv: string[], env: Env): Promise<number> {
       sel.since = parseSince(args.since, now);
       range = { from: localDay(Math.min(sel.since, now), tz), to: localDay(now, tz), timeZone: tz };
     }
-    const view = await readLogView(runtime.actionLog.path, range, new Set([account]));
+    const view = await readLogView(runtime.actionLog.source(), range, new Set([account]));
     const pick = pickForUndo(view, sel);
     const dryRun = args['dry-run'] === true;
     const ctx = await contextOutsideCall(runtime, account, { logAs: 'undo' });

@@ -9,10 +9,9 @@ import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { accountName, readOAuthClient, readToken, stateDir, tokenPath } from '../store/config.js';
 import { tiersGrantedAt } from '../store/tokens.js';
-import { ActionLog } from '../policy/action-log.js';
 import { inboxMarkStore } from '../store/inbox-mark.js';
+import { openState } from './state.js';
 import { filePreviewStore } from '../store/preview-tokens.js';
-import { stateSetting } from '../store/state.js';
 import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
 import { join } from 'node:path';
@@ -256,15 +255,12 @@ async function assemble(
       }),
   });
   const mailbox = (): Promise<Mailbox> => routing.mailboxFor();
-  // The demo's log is in its own state dir (demoStateEnv).
-  const actionLog = new ActionLog(join(stateDir(opts.env), 'action-log.jsonl'));
   // MAILWARDEN_STATE: files unless a PostgreSQL URL is set; only then is its module (and the
   // driver) loaded, and the database is opened and migrated now, so a bad one stops the start.
-  const setting = stateSetting(opts.env);
-  const pgState =
-    setting.kind === 'postgres'
-      ? await import('../store/pg/index.js').then((m) => m.openPgState(setting.url))
-      : undefined;
+  // The action log is the file in the state dir (the demo's own: demoStateEnv) or the database's
+  // table; every record is appended there and every reader reads it there (src/cli/state.ts).
+  const state = await openState(opts.env);
+  const { actionLog, pg: pgState } = state;
   // Loaded on the first write (its chunk, with the file-lock stack, is not needed for tools/list).
   let service: Promise<PolicyService> | undefined;
   const policy = (): Promise<PolicyService> =>
@@ -280,7 +276,8 @@ async function assemble(
     tools: tools.tools,
     loadTools: tools.load,
     policy: {
-      gateFor: async (account, mb) => (await policy()).gateFor(account, mb),
+      gateFor: async (account, mb, client) => (await policy()).gateFor(account, mb, client),
+      movesToday: async (account, now, tz) => (await policy()).movesToday(account, now, tz),
       effective: async (account) => (await policy()).effective(account),
     },
     inboxMarks: pgState?.inboxMarks ?? inboxMarkStore(join(stateDir(opts.env), 'marks')),
@@ -321,7 +318,7 @@ async function assemble(
     async close() {
       await routing.close();
       await sandbox?.close();
-      await pgState?.db.close();
+      await state.close();
     },
   };
 }

@@ -86,6 +86,7 @@ function scopedRouting(base: AccountRouting, client: ClientScope): AccountRoutin
 export function scopedRuntime(base: ServerRuntime, client: ClientScope): ServerRuntime {
   if (base.accounts === undefined) throw new Error('a client scope needs the server account routing');
   const accounts = scopedRouting(base.accounts, client);
+  const policy = base.policy;
   return {
     ...base,
     // tools/list: the server's tiers within the client's.
@@ -93,5 +94,9 @@ export function scopedRuntime(base: ServerRuntime, client: ClientScope): ServerR
     accounts,
     mailbox: () => accounts.mailboxFor(),
     actionLog: new ClientActionLog(base.actionLog, client.name),
+    // The write policy's move records carry the client's name too.
+    ...(policy === undefined
+      ? {}
+      : { policy: { ...policy, gateFor: (a, mb) => policy.gateFor(a, mb, client.name) } }),
   };
 }

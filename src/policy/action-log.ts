@@ -3,6 +3,8 @@ import { chmod, lstat, mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MailError } from '../mail/errors.js';
 import { MARKER_DIR, anyMarker } from './move-marker.js';
+import { fileLogSource } from './move-log.js';
+import type { LogSource } from './move-log.js';
 
 /** One line of the action log: what a tool changed, where, and how it ended. */
 export interface ActionRecord {
@@ -26,7 +28,9 @@ export interface ActionRecord {
 }
 
 /**
- * Append-only JSON lines in the config dir, mode 0600 (docs/architecture.md, promise 4). The file is created
+ * Append-only JSON lines in the config dir, mode 0600 (docs/architecture.md, promise 4); with
+ * MAILWARDEN_STATE=postgres://… the runtime's log is PgActionLog (src/store/pg/action-log.ts), the
+ * same interface over rows of the state database. The file is created
  * and checked writable before the first write a tool makes, so a log that cannot be written
  * stops the write instead of letting it happen unrecorded.
  */
@@ -91,6 +95,11 @@ export class ActionLog {
 
   async append(record: Omit<ActionRecord, 'time'> & { time?: string }): Promise<void> {
     await this.appendMany([record]);
+  }
+
+  /** Where this log's records are read back (the review page, `mailwarden log`, undo). */
+  source(): LogSource {
+    return fileLogSource(this.path);
   }
 
   /**
@@ -159,6 +168,10 @@ export class ClientActionLog extends ActionLog {
 
   override ensureWritable(): Promise<void> {
     return this.base.ensureWritable();
+  }
+
+  override source(): LogSource {
+    return this.base.source();
   }
 
   override async appendMany(records: ReadonlyArray<{ account: string; time?: string }>): Promise<void> {

@@ -49,6 +49,8 @@ export interface MoveRecord {
   /** A human confirmed lifting the cap for this call. */
   capLiftedBy?: 'human';
   error?: string;
+  /** The HTTP client (clients.json) whose call this was, as on ActionRecord. */
+  client?: string;
 }
 
 export interface MoveRecordInput {

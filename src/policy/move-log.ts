@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { MailError } from '../mail/errors.js';
 import { TORN_LINE_MARK } from './action-log.js';
 
 /**
@@ -236,4 +237,63 @@ export class MoveGroups {
   get size(): number {
     return this.groups.size;
   }
+}
+
+/** Which records a reader wants: times within [lower, upper] (ms), of these accounts (all when absent). */
+export interface LogQuery {
+  lower: number;
+  upper: number;
+  accounts?: ReadonlySet<string>;
+  /** Only records of this kind ("move": the write policy's records). */
+  kind?: 'move';
+}
+
+/**
+ * The action log as its readers see it, whichever backend keeps it (MAILWARDEN_STATE): the file
+ * (fileLogSource below) or the state database (src/store/pg/action-log.ts). Records come in the
+ * order they were written, each with its position in the log as `line` (a file line number, or
+ * the row id), so MoveGroups ties an intent to its outcome the same way on both.
+ */
+export interface LogSource {
+  /** Where the log is, for messages: the file's path or the state database's name. */
+  readonly name: string;
+  read(
+    query: LogQuery,
+    onRecord: (r: LogRecord) => void,
+    /** A damaged line anywhere in the log (the file only: a database row is checked when written). */
+    onDamaged: (p: LogProblem) => void,
+  ): Promise<{ lines: number; found: boolean }>;
+}
+
+/** Whether a checked record is one a query asks for. */
+export function matchesQuery(q: LogQuery, r: LogRecord): boolean {
+  if (q.kind !== undefined && r.record['kind'] !== q.kind) return false;
+  if (q.accounts !== undefined && !q.accounts.has(r.record['account'] as string)) return false;
+  return r.at >= q.lower && r.at <= q.upper;
+}
+
+/** The action log file, read whole and filtered (scanActionLog); unreadable is an internal_error. */
+export function fileLogSource(path: string): LogSource {
+  return {
+    name: path,
+    async read(query, onRecord, onDamaged) {
+      try {
+        const { lines, found } = await scanActionLog(
+          path,
+          (r) => {
+            if (matchesQuery(query, r)) onRecord(r);
+          },
+          onDamaged,
+        );
+        return { lines, found };
+      } catch (e) {
+        if (e instanceof LogUnreadable)
+          throw new MailError('internal_error', `the action log ${path} cannot be read: ${e.message}`, {
+            cause: e,
+            retryable: false,
+          });
+        throw e;
+      }
+    },
+  };
 }

@@ -16,7 +16,13 @@ import type { EffectivePolicy } from './write-policy.js';
  */
 
 export interface PolicyService {
-  gateFor(account: string, mailbox: Mailbox): Promise<Gate>;
+  /**
+   * `client`: the HTTP client (clients.json) whose call this is; the gate's move records carry
+   * its name, as the mailbox's own records do (ClientActionLog).
+   */
+  gateFor(account: string, mailbox: Mailbox, client?: string): Promise<Gate>;
+  /** Messages the account's agent moved out of the inbox on the local day of `now`, as the gate counts them. */
+  movesToday(account: string, now: number, timeZone: string): Promise<number>;
   /** The account's effective rules, read from policy.json now (no mailbox needed). */
   effective(account: string): Promise<EffectivePolicy>;
 }
@@ -27,7 +33,8 @@ export function policyService(env: Env, log: ActionLog, clock: Clock, store?: Po
   const sets = new Map<string, { set: CorrespondentSet; mailbox: { current: Mailbox } }>();
   return {
     effective: async (account) => effectivePolicy(await loadPolicy(env), account),
-    async gateFor(account, mailbox) {
+    movesToday: (account, now, tz) => policyStore.movesToday(account, now, tz),
+    async gateFor(account, mailbox, client) {
       const policy = effectivePolicy(await loadPolicy(env), account);
       let entry = sets.get(account);
       if (entry === undefined) {
@@ -44,7 +51,13 @@ export function policyService(env: Env, log: ActionLog, clock: Clock, store?: Po
       }
       entry.mailbox.current = mailbox;
       entry.set.configure(policy.rules.correspondentsDays, policy.rules.correspondentsRefreshMinutes);
-      return createGate({ policy, store: policyStore, correspondents: entry.set, clock });
+      const store = client === undefined ? policyStore : stampedWith(policyStore, client);
+      return createGate({ policy, store, correspondents: entry.set, clock });
     },
   };
+}
+
+/** The same store, every move record it appends stamped with the client's name. */
+function stampedWith(store: PolicyStore, client: string): PolicyStore {
+  return { ...store, append: (records) => store.append(records.map((r) => ({ ...r, client }))) };
 }

@@ -1,7 +1,7 @@
 import { MailError } from '../mail/errors.js';
 import { addDays, dayStart } from '../policy/move-counts.js';
-import { LogUnreadable, MoveGroups, OUT_ACTIONS, localDay, scanActionLog } from '../policy/move-log.js';
-import type { LogProblem, MoveAction, MoveOutcome } from '../policy/move-log.js';
+import { MoveGroups, OUT_ACTIONS, localDay } from '../policy/move-log.js';
+import type { LogProblem, LogRecord, LogSource, MoveAction, MoveOutcome } from '../policy/move-log.js';
 import type { MoveActor } from '../policy/move-cap.js';
 
 /*
@@ -33,6 +33,8 @@ export interface LogItem {
   refusedBy?: string;
   reason?: string;
   error?: string;
+  /** The HTTP client (clients.json) whose call it was. */
+  client?: string;
 }
 
 export interface LogCall {
@@ -59,6 +61,7 @@ export interface LogView {
   /** Damaged lines anywhere in the log (the first 50); their records are not shown. */
   damaged: LogProblem[];
   damagedCount: number;
+  /** Lines of the file read, or rows of the state database read. */
   lines: number;
   /** False when there is no log file yet. */
   found: boolean;
@@ -88,7 +91,10 @@ function itemOf(first: Record<string, unknown>, last: Record<string, unknown>, a
     at,
     count: last['count'] as number,
   };
-  const copy = (k: 'call' | 'sender' | 'subject' | 'messageId' | 'senderRule', from = first): void => {
+  const copy = (
+    k: 'call' | 'sender' | 'subject' | 'messageId' | 'senderRule' | 'client',
+    from = first,
+  ): void => {
     const v = str(from[k]);
     if (v !== undefined) out[k] = v;
   };
@@ -97,6 +103,7 @@ function itemOf(first: Record<string, unknown>, last: Record<string, unknown>, a
   copy('subject');
   copy('messageId');
   copy('senderRule');
+  copy('client');
   // A refusal is its item's only line; an error is on the outcome line.
   for (const k of ['refusedBy', 'reason', 'error'] as const) {
     const v = str(last[k]);
@@ -108,11 +115,13 @@ function itemOf(first: Record<string, unknown>, last: Record<string, unknown>, a
 const MAX_DAMAGED = 50;
 
 /**
- * Reads the log once: the move records of `accounts` (all when undefined) whose first line falls
- * on a local day of the range. A damaged line is reported by number, never skipped silently.
+ * Reads the log once, from wherever it is kept (`source`: the file or the state database, the
+ * one the server writes: ActionLog.source()): the move records of `accounts` (all when
+ * undefined) whose first line falls in the range, grouped by call. A damaged line is reported by
+ * number, never skipped silently.
  */
 export async function readLogView(
-  path: string,
+  source: LogSource,
   range: LogRange,
   accounts?: ReadonlySet<string>,
 ): Promise<LogView> {
@@ -123,31 +132,32 @@ export async function readLogView(
       field: 'since',
     });
   // A local day starts at most 14 hours either side of UTC midnight; the window is generous.
-  const lower = from - 36 * 3_600_000;
-  const upper = to + 60 * 3_600_000;
-  const groups = new MoveGroups();
+  const records: LogRecord[] = [];
   const damaged: LogProblem[] = [];
-  let scanned: { lines: number; found: boolean };
-  try {
-    scanned = await scanActionLog(
-      path,
-      (r) => {
-        const o = r.record;
-        if (o['kind'] !== 'move') return;
-        if (accounts !== undefined && !accounts.has(o['account'] as string)) return;
-        if (r.at < lower || r.at > upper) return;
-        groups.add(r);
-      },
-      (p) => damaged.push(p),
-    );
-  } catch (e) {
-    if (e instanceof LogUnreadable)
-      throw new MailError('internal_error', `the action log ${path} cannot be read: ${e.message}`, {
-        cause: e,
-        retryable: false,
-      });
-    throw e;
-  }
+  const scanned = await source.read(
+    {
+      lower: from - 36 * 3_600_000,
+      upper: to + 60 * 3_600_000,
+      kind: 'move',
+      ...(accounts === undefined ? {} : { accounts }),
+    },
+    (r) => records.push(r),
+    (p) => damaged.push(p),
+  );
+  return logViewOf(records, range, { damaged, ...scanned });
+}
+
+/**
+ * The view of move records already read (in log order, those of the range's window): the pure
+ * half of readLogView, the same whichever backend the records came from.
+ */
+export function logViewOf(
+  records: Iterable<LogRecord>,
+  range: LogRange,
+  read: { damaged: readonly LogProblem[]; lines: number; found: boolean },
+): LogView {
+  const groups = new MoveGroups();
+  for (const r of records) if (r.record['kind'] === 'move') groups.add(r);
   const calls = new Map<string, LogCall>();
   for (const g of groups.values()) {
     const day = localDay(g.first.at, range.timeZone);
@@ -171,10 +181,10 @@ export async function readLogView(
   return {
     range,
     calls: [...calls.values()].sort((a, b) => b.at - a.at),
-    damaged: damaged.slice(0, MAX_DAMAGED),
-    damagedCount: damaged.length,
-    lines: scanned.lines,
-    found: scanned.found,
+    damaged: read.damaged.slice(0, MAX_DAMAGED),
+    damagedCount: read.damaged.length,
+    lines: read.lines,
+    found: read.found,
   };
 }
 

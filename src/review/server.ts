@@ -6,7 +6,7 @@ import { isMailError } from '../mail/errors.js';
 import type { ServerRuntime } from '../mcp/server.js';
 import { LOOPBACK_NAMES, bracketed, hostName, originAllowed } from '../mcp/host-check.js';
 import { CorrespondentSet } from '../policy/correspondents.js';
-import { movesToday, serverTimeZone } from '../policy/move-cap.js';
+import { serverTimeZone } from '../policy/move-cap.js';
 import type { Env } from '../store/config.js';
 import type { ToolContext } from '../tools/common/define.js';
 import { html } from './html.js';
@@ -148,10 +148,12 @@ export function createReviewApp(
     const at = runtime.clock.now();
     const range = lastDays(at, REVIEW_DAYS, tz);
     const problems: string[] = [];
-    const view = await readLogView(runtime.actionLog.path, range, new Set([account])).catch((e: unknown) => {
-      problems.push(`the action log cannot be read: ${errorText(e)}`);
-      return { range, calls: [], damaged: [], damagedCount: 0, lines: 0, found: false };
-    });
+    const view = await readLogView(runtime.actionLog.source(), range, new Set([account])).catch(
+      (e: unknown) => {
+        problems.push(`the action log cannot be read: ${errorText(e)}`);
+        return { range, calls: [], damaged: [], damagedCount: 0, lines: 0, found: false };
+      },
+    );
     const out: AccountSummary = {
       account,
       timeZone: tz,
@@ -172,7 +174,8 @@ export function createReviewApp(
       problems.push(`policy.json cannot be read: ${errorText(e)}`);
     }
     try {
-      out.usedToday = (await movesToday(runtime.actionLog, account, at, tz)).used;
+      // As the gate counts it, from the store the server writes (MAILWARDEN_STATE).
+      if (runtime.policy !== undefined) out.usedToday = await runtime.policy.movesToday(account, at, tz);
     } catch (e) {
       problems.push(errorText(e));
     }
@@ -253,7 +256,7 @@ export function createReviewApp(
       return { status: 400, body: messagePage(ctx, 'Nothing restored', 'That account is not served here.') };
     const tz = serverTimeZone();
     const view = await readLogView(
-      runtime.actionLog.path,
+      runtime.actionLog.source(),
       lastDays(runtime.clock.now(), REVIEW_DAYS, tz),
       new Set([account]),
     );

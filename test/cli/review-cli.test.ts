@@ -1,13 +1,19 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { runCli } from '../helpers/cli-run.js';
+import { startPostgres } from '../helpers/postgres.js';
+import type { PgCluster } from '../helpers/postgres.js';
 
 /*
  * `mailwarden log` and `mailwarden undo` on the Gmail sandbox and both Dovecot profiles: the
  * agent moves mail through the real server, a person reads the log and puts mail back from the
  * shell, and the mailbox (read live through the server) shows it back in the inbox. The restore
- * is logged as actor "human" and leaves the day's cap count as it was.
+ * is logged as actor "human" and leaves the day's cap count as it was. On the sandbox it runs again
+ * with the state in PostgreSQL (MAILWARDEN_STATE): the log and undo read the database's rows.
  */
 
 interface LogJson {
@@ -25,9 +31,34 @@ vi.setConfig({ testTimeout: 90_000 });
 
 const POLICY = { default: { dailyMoveCap: 40, protectCorrespondents: false, inboxOnlyMoves: false } };
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('log and undo on %s', (kind) => {
+/** Where the server keeps the log: the file in the config dir, or a PostgreSQL database. */
+type State = 'files' | 'postgres';
+
+const CASES: Array<[BackendKind, State]> = [
+  ['gmail', 'files'],
+  ['full', 'files'],
+  ['bridge', 'files'],
+  ['gmail', 'postgres'],
+];
+
+describe.each(CASES)('log and undo on %s, state in %s', (kind, state) => {
   let b: Backend;
   let threads: string[];
+  let cluster: PgCluster | undefined;
+  /** The move records in the state database (postgres only). */
+  const rows = async (): Promise<Array<{ tool: string; actor: string; outcome: string }>> => {
+    const c = new pg.Client({ connectionString: (cluster as PgCluster).url });
+    await c.connect();
+    try {
+      return (
+        await c.query<{ tool: string; actor: string; outcome: string }>(
+          "SELECT tool, record->>'actor' AS actor, outcome FROM mailwarden_action_log WHERE kind = 'move' ORDER BY id",
+        )
+      ).rows;
+    } finally {
+      await c.end();
+    }
+  };
 
   const labelsOf = async (threadId: string): Promise<string[]> => {
     const t = await b.call('get_thread', { threadId, bodies: 'none' });
@@ -46,10 +77,14 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('log and undo on %s'
   };
 
   beforeAll(async () => {
+    if (state === 'postgres') cluster = await startPostgres();
     // The server reads what the CLI (another client) changed: Bridge's reuse window is off here.
     b = await startBackend(kind, {
       policy: POLICY,
-      env: { MAILWARDEN_IMAP_RECHECK_MS: '0' },
+      env: {
+        MAILWARDEN_IMAP_RECHECK_MS: '0',
+        ...(cluster === undefined ? {} : { MAILWARDEN_STATE: cluster.url }),
+      },
       ...(kind === 'gmail' ? {} : { delayMs: 0 }),
     });
     const s = await b.call('search', { query: 'in:inbox', maxResults: 8 });
@@ -58,6 +93,7 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('log and undo on %s'
   }, 120_000);
   afterAll(async () => {
     await b?.close();
+    await cluster?.close();
   });
 
   it('log shows the agent call item by item, and the day against the cap', async () => {
@@ -77,6 +113,18 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('log and undo on %s'
     expect(text.out).toMatch(
       new RegExp(`${used} of 40 agent moves out of the inbox used, ${40 - (used ?? 0)} left`),
     );
+    // `mailwarden policy` counts the day from the same store.
+    const policy = await runCli(['policy', '--json'], b.env);
+    expect(policy.code, policy.err).toBe(0);
+    const shown = JSON.parse(policy.out) as { accounts: Array<{ today: { used?: number } }> };
+    expect(shown.accounts.map((a) => a.today.used)).toEqual([used]);
+    const file = join(b.configDir, 'action-log.jsonl');
+    if (state === 'postgres') {
+      // What the log showed is the database's: the server wrote no file.
+      expect(existsSync(file)).toBe(false);
+      const moved = (await rows()).filter((r) => r.tool === 'archive' && r.outcome === 'moved');
+      expect(moved).toHaveLength(3);
+    } else expect(readFileSync(file, 'utf8')).toContain('"tool":"archive"');
   });
 
   it('undo --dry-run says what would come back and changes nothing', async () => {
@@ -105,6 +153,10 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('log and undo on %s'
         .sort(),
     );
     expect(view.today[0]?.used).toBe(before);
+    if (state === 'postgres')
+      expect(
+        (await rows()).filter((r) => r.tool === 'undo' && r.actor === 'human' && r.outcome === 'moved'),
+      ).toHaveLength(3);
     // Again: nothing is where the agent put it any more.
     const again = await runCli(['undo', '--call', call], b.env);
     expect(again.code).toBe(1);

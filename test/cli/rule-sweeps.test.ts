@@ -72,6 +72,7 @@ function world(accounts: Array<{ name: string; tiers: Tier[] }>, initial: unknow
     policy: {
       effective: async (account) => effectivePolicy(policy, account),
       gateFor: async (account) => ({ account, rules: effectivePolicy(policy, account).rules }) as Gate,
+      movesToday: async () => 0,
     },
   };
   return w;

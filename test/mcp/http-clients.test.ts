@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenHash } from '../../src/policy/clients.js';
 import { Sandbox } from '../../src/sandbox/index.js';
@@ -11,6 +12,7 @@ import { envelopeOf } from '../helpers/envelope.js';
 import type { Envelope } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
+import { startPostgres } from '../helpers/postgres.js';
 import { MAIN, writeTestPolicy } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -67,12 +69,12 @@ let dir = '';
 let server: HttpProcess;
 const tokens: Record<string, string> = {};
 
-function cli(args: string[]): Ran {
+function cli(args: string[], extraEnv: Record<string, string> = {}): Ran {
   const r = spawnSync(process.execPath, [MAIN, ...args], {
     encoding: 'utf8',
     input: '',
     timeout: 30_000,
-    env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir },
+    env: { PATH: process.env['PATH'] ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir, ...extraEnv },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -86,10 +88,10 @@ function addClient(name: string, accounts: string, tiers: string): string {
 }
 
 const clients: Client[] = [];
-async function connect(token: string): Promise<Client> {
+async function connect(token: string, url: string = server.url): Promise<Client> {
   const client = new Client({ name: 'clients-test', version: '0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), {
+    new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
@@ -456,6 +458,18 @@ describe('client a cannot see or touch client b\u2019s account, through any tool
   });
 });
 
+/** The client `mailwarden log --json` names on each item of the thread's moves. */
+function loggedClients(shown: Ran, threadId: string): Array<string | undefined> {
+  expect(shown.code, shown.stderr).toBe(0);
+  const view = JSON.parse(shown.stdout) as {
+    calls: Array<{ items: Array<{ ids: string[]; client?: string }> }>;
+  };
+  return view.calls
+    .flatMap((c) => c.items)
+    .filter((i) => i.ids.includes(threadId))
+    .map((i) => i.client);
+}
+
 describe('the action log', () => {
   it('records which client made each write', async () => {
     const a = await connect(tokens['a'] as string);
@@ -474,7 +488,61 @@ describe('the action log', () => {
       ['a', 'work', 'pending'],
       ['a', 'work', 'ok'],
     ]);
+    // The write policy's move records of that call name the client too.
+    const moves = lines.filter((l) => l['kind'] === 'move' && (l['ids'] as string[]).includes(id));
+    expect(moves.map((l) => [l['client'], l['account'], l['actor'], l['outcome']])).toEqual([
+      ['a', 'work', 'agent', 'pending'],
+      ['a', 'work', 'agent', 'moved'],
+    ]);
+    expect(loggedClients(cli(['log', '--json', '--account', 'work']), id)).toEqual(['a']);
   });
+
+  it('records the client in the state database too (MAILWARDEN_STATE=postgres://…): move records and the mailbox’s own', async () => {
+    const cluster = await startPostgres();
+    let pgServer: HttpProcess | undefined;
+    try {
+      pgServer = await startHttp({
+        HOME: dir,
+        MAILWARDEN_CONFIG_DIR: dir,
+        MAILWARDEN_SANDBOX_URL: sandbox.url,
+        MAILWARDEN_TOOLS: ALL_TIERS,
+        MAILWARDEN_TOKEN: ENV_TOKEN,
+        MAILWARDEN_STATE: cluster.url,
+      });
+      const a = await connect(tokens['a'] as string, pgServer.url);
+      const found = await call(a, 'search', { query: 'in:inbox', maxResults: 1 });
+      const id = (found.structured['threads'] as Array<{ threadId: string }>)[0]?.threadId as string;
+      const done = await call(a, 'archive', { threadIds: [id] });
+      expect(done.isError, done.raw).toBe(false);
+      const db = new pg.Client({ connectionString: cluster.url });
+      await db.connect();
+      let rows: Array<Record<string, unknown>>;
+      try {
+        rows = (
+          await db.query<{ record: Record<string, unknown> }>(
+            'SELECT record FROM mailwarden_action_log ORDER BY id',
+          )
+        ).rows.map((r) => r.record);
+      } finally {
+        await db.end();
+      }
+      const named = (l: Record<string, unknown>): boolean =>
+        ((l['ids'] ?? l['threadIds']) as string[] | undefined)?.includes(id) === true;
+      expect(
+        rows.filter(named).map((l) => [l['client'], l['account'], l['kind'] ?? l['op'], l['outcome']]),
+      ).toEqual([
+        ['a', 'work', 'move', 'pending'],
+        ['a', 'work', 'modifyThread', 'pending'],
+        ['a', 'work', 'modifyThread', 'ok'],
+        ['a', 'work', 'move', 'moved'],
+      ]);
+      const shown = cli(['log', '--json', '--account', 'work'], { MAILWARDEN_STATE: cluster.url });
+      expect(loggedClients(shown, id)).toEqual(['a']);
+    } finally {
+      await pgServer?.stop();
+      await cluster.close();
+    }
+  }, 120_000);
 });
 
 describe('tokens and sessions', () => {

@@ -1,5 +1,6 @@
 import type { PolicyStore } from '../../policy/gate.js';
 import type { InboxMarkStore } from '../inbox-mark.js';
+import { PgActionLog } from './action-log.js';
 import { openStateDb } from './db.js';
 import type { StateDb } from './db.js';
 import { pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
@@ -16,6 +17,7 @@ export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.
 export { pgTimerSlots } from './timer-slots.js';
 export { pgPreviewStore } from './preview-tokens.js';
 export { CLAIM_LEASE_MS, pgSentLedger } from './sent-ledger.js';
+export { PgActionLog, pgLogSource } from './action-log.js';
 
 /** The state a server keeps in PostgreSQL: opened (and migrated) once at start. */
 export interface PgState {
@@ -25,6 +27,8 @@ export interface PgState {
   timerSlots: TimerSlots;
   previews: PreviewStore;
   sentLedger: SentLedger;
+  /** Every record of the action log: what writers append and readers read. */
+  actionLog: PgActionLog;
 }
 
 export async function openPgState(url: string): Promise<PgState> {
@@ -36,5 +40,6 @@ export async function openPgState(url: string): Promise<PgState> {
     timerSlots: pgTimerSlots(db),
     previews: pgPreviewStore(db),
     sentLedger: pgSentLedger(db),
+    actionLog: new PgActionLog(db),
   };
 }

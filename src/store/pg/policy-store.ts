@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { MailError } from '../../mail/errors.js';
@@ -9,6 +8,7 @@ import { countGroups, rangeWindow } from '../../policy/move-counts.js';
 import { MoveGroups } from '../../policy/move-log.js';
 import type { LogRecord } from '../../policy/move-log.js';
 import type { InboxMarkStore } from '../inbox-mark.js';
+import { connectionFor, insertRecords, lockContext } from './action-log.js';
 import { stateDbError } from './db.js';
 import type { StateDb } from './db.js';
 
@@ -33,12 +33,9 @@ const LOCK_WAIT = '30s';
 type Query = Pick<PoolClient, 'query'>;
 
 export function pgPolicyStore(db: StateDb): PolicyStore {
-  const held = new AsyncLocalStorage<{ account: string; client: PoolClient }>();
+  const lockOf = lockContext(db);
   /** The locked connection when the caller holds `account`'s lock, else the pool. */
-  const via = (account: string): Query => {
-    const h = held.getStore();
-    return h !== undefined && h.account === account ? h.client : db.pool;
-  };
+  const via = (account: string): Query => connectionFor(db, account);
   const fail = (e: unknown, doing: string) => stateDbError(db.name, e, doing);
 
   async function rows(account: string, lower: number, upper: number): Promise<LogRecord[]> {
@@ -58,18 +55,10 @@ export function pgPolicyStore(db: StateDb): PolicyStore {
     id: `postgres:${db.name}`,
     async append(records) {
       if (records.length === 0) return;
-      const at = new Date().toISOString();
-      const full = records.map((r) => ({ ...r, time: r.time ?? at }));
-      const accounts = new Set(full.map((r) => r.account));
-      const q = accounts.size === 1 ? via(full[0]?.account as string) : db.pool;
+      const accounts = new Set(records.map((r) => r.account));
+      const q = accounts.size === 1 ? via(records[0]?.account as string) : db.pool;
       try {
-        await q.query(
-          `INSERT INTO mailwarden_action_log (account, time, tool, op, kind, call, outcome, record)
-           SELECT r->>'account', (r->>'time')::timestamptz, r->>'tool', r->>'op', r->>'kind',
-                  r->>'call', r->>'outcome', r
-             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(r, n) ORDER BY n`,
-          [JSON.stringify(full)],
-        );
+        await insertRecords(q, records);
       } catch (e) {
         throw fail(e, 'appending to the action log');
       }
@@ -112,7 +101,7 @@ export function pgPolicyStore(db: StateDb): PolicyStore {
           throw fail(e, `taking the write lock of account ${account}`);
         }
         try {
-          return await held.run({ account, client }, () => fn(lost.signal));
+          return await lockOf.run({ account, client }, () => fn(lost.signal));
         } finally {
           await client.query('SELECT pg_advisory_unlock($1)', [accountLockKey(account)]).catch(() => {
             // Closing the connection (release(true) below) releases the lock.

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
@@ -59,13 +61,24 @@ describe('two servers on one state database', () => {
     await c.connect();
     try {
       const rows = await c.query<{ outcome: string; n: number }>(
-        'SELECT outcome, count(*)::int AS n FROM mailwarden_action_log GROUP BY outcome ORDER BY outcome',
+        "SELECT outcome, count(*)::int AS n FROM mailwarden_action_log WHERE kind = 'move' GROUP BY outcome ORDER BY outcome",
       );
       expect(rows.rows).toEqual([
         { outcome: 'moved', n: 3 },
         { outcome: 'pending', n: 3 },
         { outcome: 'refused', n: 1 },
       ]);
+      // The mailbox's own records of the writes (intent and outcome) are rows too, and no server
+      // wrote an action log file.
+      const writes = await c.query<{ op: string; outcomes: string[] }>(
+        `SELECT op, array_agg(outcome ORDER BY id) AS outcomes FROM mailwarden_action_log
+          WHERE kind IS NULL AND outcome <> 'ok' OR call IN
+            (SELECT call FROM mailwarden_action_log WHERE kind IS NULL AND outcome = 'pending')
+          GROUP BY call, op ORDER BY op`,
+      );
+      expect(writes.rows.length).toBeGreaterThan(0);
+      for (const w of writes.rows) expect(w.outcomes, w.op).toEqual(['pending', 'ok']);
+      for (const s of [a, b]) expect(existsSync(join(s.configDir, 'action-log.jsonl'))).toBe(false);
     } finally {
       await c.end();
     }
