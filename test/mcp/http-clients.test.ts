@@ -13,6 +13,8 @@ import type { Envelope } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { startBalancer } from '../../src/sandbox/balancer.js';
+import type { Balancer } from '../../src/sandbox/balancer.js';
 import { MAIN, writeTestPolicy } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -67,6 +69,8 @@ interface Ran {
 let sandbox: Sandbox;
 let dir = '';
 let server: HttpProcess;
+/** The environment every server process of this file runs with (one config dir). */
+let serverEnv: Record<string, string> = {};
 const tokens: Record<string, string> = {};
 
 function cli(args: string[], extraEnv: Record<string, string> = {}): Ran {
@@ -88,8 +92,12 @@ function addClient(name: string, accounts: string, tiers: string): string {
 }
 
 const clients: Client[] = [];
-async function connect(token: string, url: string = server.url): Promise<Client> {
-  const client = new Client({ name: 'clients-test', version: '0' });
+/** `stateless`: pin the 2026-07-28 protocol, whose requests any replica may answer. */
+async function connect(token: string, url: string = server.url, stateless = false): Promise<Client> {
+  const client = new Client(
+    { name: 'clients-test', version: '0' },
+    stateless ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
@@ -156,14 +164,15 @@ beforeAll(async () => {
   tokens['a'] = addClient('a', 'work', ALL_TIERS);
   tokens['b'] = addClient('b', 'h', ALL_TIERS);
   tokens['r'] = addClient('r', 'w', 'read');
-  server = await startHttp({
+  serverEnv = {
     HOME: dir,
     MAILWARDEN_CONFIG_DIR: dir,
     MAILWARDEN_SANDBOX_URL: sandbox.url,
     MAILWARDEN_TOOLS: ALL_TIERS,
     MAILWARDEN_TOKEN: ENV_TOKEN,
     MAILWARDEN_DOWNLOAD_DIR: downloads,
-  });
+  };
+  server = await startHttp(serverEnv);
 }, 60_000);
 
 afterAll(async () => {
@@ -387,76 +396,106 @@ function argsFor(
   return { ...args, ...fixed[tool.name] };
 }
 
-describe('client a cannot see or touch client b\u2019s account, through any tool', () => {
-  let a: Client;
-  let tools: Array<{ name: string; inputSchema: unknown }>;
-  let homeIds: Ids;
-  let workIds: Ids;
+// Once against one server, once through a real HAProxy in front of three replicas on the same
+// config dir: each request may land on any replica, and each must scope it the same way.
+describe.each(['one server', 'three replicas behind a load balancer'] as const)(
+  'client a cannot see or touch client b\u2019s account, through any tool (%s)',
+  (front) => {
+    let a: Client;
+    let tools: Array<{ name: string; inputSchema: unknown }>;
+    let homeIds: Ids;
+    let workIds: Ids;
+    let url = '';
+    let lb: Balancer | undefined;
+    const replicas: HttpProcess[] = [];
 
-  beforeAll(async () => {
-    a = await connect(tokens['a'] as string);
-    tools = (await a.listTools()).tools;
-    const b = await connect(tokens['b'] as string);
-    const ids = async (c: Client): Promise<Ids> => {
-      const found = await call(c, 'search', { query: 'in:inbox', maxResults: 1 });
-      const t = (found.structured['threads'] as Array<{ threadId: string; last: { messageId: string } }>)[0];
-      return { threadId: t?.threadId as string, messageId: t?.last.messageId as string };
-    };
-    homeIds = await ids(b);
-    workIds = await ids(a);
-  });
-
-  it('finds the tools to try', () => {
-    expect(tools.length).toBeGreaterThan(30);
-    expect(homeIds.messageId).not.toBe(workIds.messageId);
-  });
-
-  it('naming the account (name, alias or address) answers not_found, as for an account that does not exist', async () => {
-    const tried: string[] = [];
-    for (const tool of tools) {
-      const schema = tool.inputSchema as Schema;
-      if (schema.properties?.['account'] === undefined) continue;
-      for (const ref of ['home', 'h', HOME]) {
-        const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: ref });
-        expect(o.error?.code, `${tool.name} account ${ref}: ${o.raw}`).toBe('not_found');
-        const nowhere = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'nowhere' });
-        expect(nowhere.error?.code).toBe('not_found');
-        expect(o.error?.message.replace(ref, 'nowhere')).toBe(nowhere.error?.message);
-        expectNoHome({ ...o, raw: o.raw.split(ref).join('') });
+    beforeAll(async () => {
+      url = server.url;
+      if (front !== 'one server') {
+        for (let i = 0; i < 2; i++) replicas.push(await startHttp(serverEnv));
+        lb = await startBalancer([server.url, ...replicas.map((r) => r.url)]);
+        url = lb.plainUrl;
       }
-      tried.push(tool.name);
-    }
-    expect(tried.length).toBeGreaterThan(30);
-  });
+      a = await connect(tokens['a'] as string, url, lb !== undefined);
+      tools = (await a.listTools()).tools;
+      const b = await connect(tokens['b'] as string, url, lb !== undefined);
+      const ids = async (c: Client): Promise<Ids> => {
+        const found = await call(c, 'search', { query: 'in:inbox', maxResults: 1 });
+        const t = (
+          found.structured['threads'] as Array<{ threadId: string; last: { messageId: string } }>
+        )[0];
+        return { threadId: t?.threadId as string, messageId: t?.last.messageId as string };
+      };
+      homeIds = await ids(b);
+      workIds = await ids(a);
+    });
 
-  it('account "all" works only the client\u2019s accounts', async () => {
-    const fan = tools.filter((t) => JSON.stringify(t.inputSchema).includes('\\"all\\": every account'));
-    expect(fan.length).toBeGreaterThan(0);
-    for (const tool of fan) {
-      const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'all' });
-      expect(o.raw).toContain('work');
-      expectNoHome(o);
-    }
-  });
+    it('finds the tools to try', () => {
+      expect(tools.length).toBeGreaterThan(30);
+      expect(homeIds.messageId).not.toBe(workIds.messageId);
+    });
 
-  it('an id of b\u2019s account answers not_found, naming neither b\u2019s account nor its mail', async () => {
-    const withIds = tools.flatMap((t) => idForms(t).map((k) => [t, k] as const));
-    expect(new Set(withIds.map(([t]) => t.name)).size).toBeGreaterThan(10);
-    const problems: string[] = [];
-    for (const [tool, key] of withIds) {
-      const o = await call(a, tool.name, argsFor(tool, homeIds, key));
-      const failed = o.error?.code ?? JSON.stringify(o.structured).match(/not_found/)?.[0];
-      if (failed !== 'not_found') problems.push(`${tool.name} ${key}: ${o.raw.slice(0, 300)}`);
-      expectNoHome(o);
-      expect(o.raw).not.toContain('day 20');
-    }
-    expect(problems).toEqual([]);
-    // b's mailbox is as it was: still unread, still in the inbox.
-    const b = await connect(tokens['b'] as string);
-    const still = await call(b, 'search', { query: 'in:inbox is:unread' });
-    expect((still.structured['threads'] as unknown[]).length).toBe(2);
-  });
-});
+    it('naming the account (name, alias or address) answers not_found, as for an account that does not exist', async () => {
+      const tried: string[] = [];
+      for (const tool of tools) {
+        const schema = tool.inputSchema as Schema;
+        if (schema.properties?.['account'] === undefined) continue;
+        for (const ref of ['home', 'h', HOME]) {
+          const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: ref });
+          expect(o.error?.code, `${tool.name} account ${ref}: ${o.raw}`).toBe('not_found');
+          const nowhere = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'nowhere' });
+          expect(nowhere.error?.code).toBe('not_found');
+          expect(o.error?.message.replace(ref, 'nowhere')).toBe(nowhere.error?.message);
+          expectNoHome({ ...o, raw: o.raw.split(ref).join('') });
+        }
+        tried.push(tool.name);
+      }
+      expect(tried.length).toBeGreaterThan(30);
+    });
+
+    it('account "all" works only the client\u2019s accounts', async () => {
+      const fan = tools.filter((t) => JSON.stringify(t.inputSchema).includes('\\"all\\": every account'));
+      expect(fan.length).toBeGreaterThan(0);
+      for (const tool of fan) {
+        const o = await call(a, tool.name, { ...argsFor(tool, workIds), account: 'all' });
+        expect(o.raw).toContain('work');
+        expectNoHome(o);
+      }
+    });
+
+    it('an id of b\u2019s account answers not_found, naming neither b\u2019s account nor its mail', async () => {
+      const withIds = tools.flatMap((t) => idForms(t).map((k) => [t, k] as const));
+      expect(new Set(withIds.map(([t]) => t.name)).size).toBeGreaterThan(10);
+      const problems: string[] = [];
+      for (const [tool, key] of withIds) {
+        const o = await call(a, tool.name, argsFor(tool, homeIds, key));
+        const failed = o.error?.code ?? JSON.stringify(o.structured).match(/not_found/)?.[0];
+        if (failed !== 'not_found') problems.push(`${tool.name} ${key}: ${o.raw.slice(0, 300)}`);
+        expectNoHome(o);
+        expect(o.raw).not.toContain('day 20');
+      }
+      expect(problems).toEqual([]);
+      // b's mailbox is as it was: still unread, still in the inbox.
+      const b = await connect(tokens['b'] as string, url, lb !== undefined);
+      const still = await call(b, 'search', { query: 'in:inbox is:unread' });
+      expect((still.structured['threads'] as unknown[]).length).toBe(2);
+    });
+
+    if (front !== 'one server')
+      it('every replica answered part of the walk', async () => {
+        const served = (await (lb as Balancer).served()).slice(0, 3);
+        expect(
+          served.every((n) => n > 10),
+          served.join(', '),
+        ).toBe(true);
+      });
+
+    afterAll(async () => {
+      await lb?.close();
+      await Promise.all(replicas.map((r) => r.stop()));
+    });
+  },
+);
 
 /** The client `mailwarden log --json` names on each item of the thread's moves. */
 function loggedClients(shown: Ran, threadId: string): Array<string | undefined> {
