@@ -22,8 +22,9 @@ import type {
   RemovedAccount,
   Revoker,
 } from '../store/accounts.js';
-import { readToken, tokenPath } from '../store/config.js';
-import { tiersGrantedAt } from '../store/tokens.js';
+import { readToken } from '../store/config.js';
+import { accountsStore } from '../store/accounts-store.js';
+import { tiersGrantedFor } from '../store/tokens.js';
 import { accountSignIns } from './account-sign-in.js';
 import type { Env } from '../store/config.js';
 
@@ -77,7 +78,7 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
     // read is always on: every account can at least be read if the server lists anything.
     const own = new Set<Tier>(['read', ...a.tiers.filter((t) => opts.serverTiers.has(t))]);
     if (opts.demo) return { name: a.name, tiers: own };
-    const granted = await tiersGrantedAt(tokenPath(opts.env, a.name), own);
+    const granted = await tiersGrantedFor(await accountsStore(opts.env), a.name, own);
     return { name: a.name, tiers: granted.tiers };
   };
 
