@@ -31,13 +31,13 @@ export function checkSealed(envelope: string, account: string, kind: SecretKind)
 }
 
 /** The registry as the database holds it now (inside a transaction when `client` is in one). */
-async function readList(db: StateDb, client: Pick<PoolClient, 'query'>): Promise<AccountEntry[]> {
+export async function readList(db: StateDb, client: Pick<PoolClient, 'query'>): Promise<AccountEntry[]> {
   const r = await client.query<{ entry: unknown }>('SELECT entry FROM mailwarden_accounts ORDER BY position');
   return accountsFromStored(`the accounts in ${db.name}`, r.rows.map((row) => row.entry));
 }
 
 /** Replaces the whole registry: rows and keys (the key table's primary key refuses a clash). */
-async function writeList(client: PoolClient, list: readonly AccountEntry[]): Promise<void> {
+export async function writeList(client: PoolClient, list: readonly AccountEntry[]): Promise<void> {
   await client.query('DELETE FROM mailwarden_accounts');
   if (list.length === 0) return;
   await client.query(
