@@ -75,7 +75,7 @@ describe('a Gmail account in the state database', () => {
 
     const removed = await runCli(['accounts', 'remove', 'job'], env);
     expect(removed.code, removed.err).toBe(0);
-    expect(removed.out).toContain('Removed account "work"; token file deleted.');
+    expect(removed.out).toContain('Removed account "work"; stored token deleted.');
     expect(await rows(url, 'SELECT * FROM mailwarden_accounts')).toEqual([]);
     expect(await rows(url, 'SELECT * FROM mailwarden_account_secrets')).toEqual([]);
   }, 120_000);
