@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ADDRESS } from '../../../src/sandbox/corpus/index.js';
@@ -7,6 +9,7 @@ import type { Sandbox } from '../../../src/sandbox/index.js';
 import { readToken } from '../../../src/store/config.js';
 import { closeSharedPgAccountsStores } from '../../../src/store/pg/accounts-store.js';
 import { startPostgres } from '../../helpers/postgres.js';
+import { MAIN, writeTestPolicy } from '../../helpers/stack.js';
 import type { PgCluster } from '../../helpers/postgres.js';
 import { cliEnv, consentWithFetch, makeConfigDir, runCli, startCli, startSandbox } from '../oauth-helpers.js';
 
@@ -90,4 +93,49 @@ describe('a Gmail account in the state database', () => {
     expect(r.out).not.toContain('/o/oauth2/v2/auth');
     expect(await rows(url, 'SELECT * FROM mailwarden_account_secrets')).toEqual([]);
   }, 60_000);
+
+  it('the add_account tool signs in and registers into the database; remove_account takes both out', async () => {
+    const url = await cluster.createDatabase('gmail_tool');
+    const dir = makeConfigDir(sb);
+    writeTestPolicy(dir, undefined);
+    const env = cliEnv(dir, sb, {
+      MAILWARDEN_STATE: url,
+      MAILWARDEN_TOKEN_PASSPHRASE: 'one for every replica',
+      MAILWARDEN_TOOLS: 'read,manage,accounts',
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN], env, stderr: 'pipe' });
+    const client = new Client({ name: 'accounts-pg-test', version: '0' });
+    await client.connect(transport);
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const r = await client.callTool({ name, arguments: args });
+        expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+        return r.structuredContent as Record<string, unknown>;
+      };
+      // This client shows no URL itself: the sign-in waits, and its URL is in the result.
+      const pending = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
+      expect(pending).toMatchObject({ status: 'pending' });
+      const page = await consentWithFetch(String(pending['signInUrl']), { decision: 'approve' });
+      expect(page.text).toContain(`Signed in as ${DEMO_ADDRESS}`);
+      const added = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
+      expect(added).toMatchObject({ status: 'added', account: { name: 'work', address: DEMO_ADDRESS, default: true } });
+      expect(existsSync(join(dir, 'accounts.json'))).toBe(false);
+      expect(existsSync(join(dir, 'tokens', 'work.json'))).toBe(false);
+      expect(await rows(url, 'SELECT name FROM mailwarden_accounts')).toEqual([{ name: 'work' }]);
+      expect(await rows(url, 'SELECT account, kind FROM mailwarden_account_secrets')).toEqual([
+        { account: 'work', kind: 'gmail-token' },
+      ]);
+      expect(await call('get_profile', { account: 'work' })).toMatchObject({ emailAddress: DEMO_ADDRESS });
+
+      expect(await call('remove_account', { account: 'work' })).toMatchObject({
+        removed: 'work',
+        tokenDeleted: true,
+        revoked: true,
+      });
+      expect(await rows(url, 'SELECT * FROM mailwarden_accounts')).toEqual([]);
+      expect(await rows(url, 'SELECT * FROM mailwarden_account_secrets')).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });
