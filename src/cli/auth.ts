@@ -10,7 +10,12 @@ import { accountName, readOAuthClient } from '../store/config.js';
 import { accountsStore } from '../store/accounts-store.js';
 import type { Env } from '../store/config.js';
 import { narrowTiers } from '../policy/grants.js';
-import { chooseProtection, describeProtection, readAccountTokenMeta, writeAccountToken } from '../store/tokens.js';
+import {
+  chooseProtection,
+  describeProtection,
+  readAccountTokenMeta,
+  writeAccountToken,
+} from '../store/tokens.js';
 import type { Protection, TokenDeps, TokenMeta } from '../store/tokens.js';
 
 /**

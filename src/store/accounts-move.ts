@@ -39,7 +39,8 @@ async function secretFiles(env: Env): Promise<SecretFile[]> {
   const files = filesAccountsStore(env);
   const out: SecretFile[] = [];
   for (const kind of SECRET_KINDS) {
-    const dir = kind === 'gmail-token' ? join(configDir(env), 'tokens') : join(configDir(env), 'tokens', 'imap');
+    const dir =
+      kind === 'gmail-token' ? join(configDir(env), 'tokens') : join(configDir(env), 'tokens', 'imap');
     const names = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return [] as string[];
       throw new MailError('internal_error', `cannot read ${dir}: ${e.message}`);
@@ -67,7 +68,9 @@ function sameEntry(a: AccountEntry, b: AccountEntry): boolean {
     const { default: _d, ...rest } = e;
     return JSON.stringify(rest, (_k, v: unknown) =>
       v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : 1)))
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : 1)),
+          )
         : v,
     );
   };

@@ -290,12 +290,7 @@ export async function readAccountToken(
   env: Env,
   deps: TokenDeps = {},
 ): Promise<StoredToken> {
-  return openToken(
-    await readStoredRaw(store, account),
-    store.secretWhere(account, 'gmail-token'),
-    env,
-    deps,
-  );
+  return openToken(await readStoredRaw(store, account), store.secretWhere(account, 'gmail-token'), env, deps);
 }
 
 async function openToken(

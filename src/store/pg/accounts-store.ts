@@ -33,7 +33,10 @@ export function checkSealed(envelope: string, account: string, kind: SecretKind)
 /** The registry as the database holds it now (inside a transaction when `client` is in one). */
 export async function readList(db: StateDb, client: Pick<PoolClient, 'query'>): Promise<AccountEntry[]> {
   const r = await client.query<{ entry: unknown }>('SELECT entry FROM mailwarden_accounts ORDER BY position');
-  return accountsFromStored(`the accounts in ${db.name}`, r.rows.map((row) => row.entry));
+  return accountsFromStored(
+    `the accounts in ${db.name}`,
+    r.rows.map((row) => row.entry),
+  );
 }
 
 /** Replaces the whole registry: rows and keys (the key table's primary key refuses a clash). */
@@ -46,7 +49,12 @@ export async function writeList(client: PoolClient, list: readonly AccountEntry[
     [list.map((a) => a.name), list.map((_a, i) => i), list.map((a) => JSON.stringify(a))],
   );
   const keys = list.flatMap((a) =>
-    a.alias === undefined || a.alias === a.name ? [[a.name, a.name]] : [[a.name, a.name], [a.alias, a.name]],
+    a.alias === undefined || a.alias === a.name
+      ? [[a.name, a.name]]
+      : [
+          [a.name, a.name],
+          [a.alias, a.name],
+        ],
   );
   await client.query(
     'INSERT INTO mailwarden_account_keys (key, account) SELECT * FROM unnest($1::text[], $2::text[])',

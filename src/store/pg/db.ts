@@ -116,7 +116,12 @@ export async function openStateDb(
 ): Promise<StateDb> {
   const name = redactUrl(url);
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000, ...poolOptions });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    ...poolOptions,
+  });
   // An idle client whose server went away emits "error" on the pool; the next use reports it.
   pool.on('error', () => undefined);
   const db: StateDb = { pool, name, close: () => pool.end() };

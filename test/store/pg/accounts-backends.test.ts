@@ -74,7 +74,12 @@ async function storeToken(env: Env, account: string, refreshToken: string): Prom
   await writeAccountToken(
     await accountsStore(env),
     account,
-    { refreshToken, address: `${account}@example.com`, scopes: ['https://mail.google.com/'], issuedAt: NOW.toISOString() },
+    {
+      refreshToken,
+      address: `${account}@example.com`,
+      scopes: ['https://mail.google.com/'],
+      issuedAt: NOW.toISOString(),
+    },
     await chooseProtection(env),
   );
 }
@@ -100,7 +105,13 @@ describe.each(BACKENDS)('accounts on $kind', (backend) => {
     const work = await addAccount(env, { name: 'Work', alias: 'w', address: 'Pat@Work.example' }, NOW);
     const home = await addAccount(env, { name: 'home', imap: IMAP, address: IMAP.user, tiers: 'read' }, NOW);
     expect(work).toMatchObject({ name: 'work', alias: 'w', provider: 'gmail', default: true });
-    expect(home).toMatchObject({ name: 'home', provider: 'imap', imap: IMAP, tiers: ['read'], default: false });
+    expect(home).toMatchObject({
+      name: 'home',
+      provider: 'imap',
+      imap: IMAP,
+      tiers: ['read'],
+      default: false,
+    });
     expect(await readAccounts(env)).toEqual([work, home]);
     expect((await readAccountEntry(env, 'WORK'))?.name).toBe('work');
     expect((await readAccountEntry(env, 'w'))?.name).toBe('work');
@@ -153,7 +164,8 @@ describe.each(BACKENDS)('accounts on $kind', (backend) => {
     expect((await rejected(readImapPassword(env, 'home'))).code).toBe('not_authorized');
     expect(await readAccounts(env)).toEqual([]);
     expect((await rejected(removeAccount(env, 'home'))).code).toBe('not_found');
-    if (backend.kind === 'postgres') expect(await dumpTables(env['MAILWARDEN_STATE'] as string)).toBe('[]\n[]\n[]');
+    if (backend.kind === 'postgres')
+      expect(await dumpTables(env['MAILWARDEN_STATE'] as string)).toBe('[]\n[]\n[]');
   });
 
   it('a stored secret opens with the key it was sealed with, and with no other', async () => {
@@ -175,7 +187,9 @@ describe.each(BACKENDS)('accounts on $kind', (backend) => {
     if (backend.kind === 'files') {
       const stored = await writeImapPassword(open, 'home', 'imap password of home');
       expect(stored.warning).toContain('NOT encrypted');
-      expect(readFileSync(secretPath(env, 'home', 'imap-password'), 'utf8')).toContain('imap password of home');
+      expect(readFileSync(secretPath(env, 'home', 'imap-password'), 'utf8')).toContain(
+        'imap password of home',
+      );
       return;
     }
     const e = await rejected(writeImapPassword(open, 'home', 'imap password of home'));
@@ -222,11 +236,13 @@ describe('the registry in the state database', () => {
     try {
       const plain = await c
         .query(
-          "INSERT INTO mailwarden_account_secrets (account, kind, envelope) VALUES ('work', 'imap-password', '{\"protection\":\"none\",\"password\":\"x\"}')",
+          'INSERT INTO mailwarden_account_secrets (account, kind, envelope) VALUES (\'work\', \'imap-password\', \'{"protection":"none","password":"x"}\')',
         )
         .catch((e: { code?: string }) => e.code);
       expect(plain).toBe('23514'); // check_violation
-      await c.query("INSERT INTO mailwarden_accounts (name, position, entry) VALUES ('job2', 5, '{\"name\":\"job2\"}')");
+      await c.query(
+        'INSERT INTO mailwarden_accounts (name, position, entry) VALUES (\'job2\', 5, \'{"name":"job2"}\')',
+      );
       const clash = await c
         .query("INSERT INTO mailwarden_account_keys (key, account) VALUES ('job', 'job2')")
         .catch((e: { code?: string }) => e.code);

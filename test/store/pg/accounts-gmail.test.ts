@@ -47,7 +47,10 @@ describe('a Gmail account in the state database', () => {
   it('auth stores the sealed token there, accounts add registers it, calls use it, remove takes both out', async () => {
     const url = await cluster.createDatabase('gmail_accounts');
     const dir = makeConfigDir(sb);
-    const env = cliEnv(dir, sb, { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: 'one for every replica' });
+    const env = cliEnv(dir, sb, {
+      MAILWARDEN_STATE: url,
+      MAILWARDEN_TOKEN_PASSPHRASE: 'one for every replica',
+    });
     const run = startCli(['auth', '--no-browser', '--account', 'work'], env);
     const page = await consentWithFetch(await run.url, { decision: 'approve' });
     const signed = await run.done;
@@ -55,17 +58,25 @@ describe('a Gmail account in the state database', () => {
     expect(page.text).toContain(`Signed in as ${DEMO_ADDRESS}`);
     expect(signed.out).toContain('(gmail-token of account "work")');
     expect(existsSync(join(dir, 'tokens', 'work.json'))).toBe(false);
-    const stored = (await rows(url, 'SELECT account, kind, envelope FROM mailwarden_account_secrets')) as Array<{
+    const stored = (await rows(
+      url,
+      'SELECT account, kind, envelope FROM mailwarden_account_secrets',
+    )) as Array<{
       account: string;
       kind: string;
       envelope: string;
     }>;
     expect(stored.map((r) => [r.account, r.kind])).toEqual([['work', 'gmail-token']]);
-    expect(JSON.parse(stored[0]?.envelope ?? '{}')).toMatchObject({ address: DEMO_ADDRESS, protection: 'passphrase' });
+    expect(JSON.parse(stored[0]?.envelope ?? '{}')).toMatchObject({
+      address: DEMO_ADDRESS,
+      protection: 'passphrase',
+    });
     // The refresh token opens with the passphrase, and is nowhere in the table in clear.
     const { refreshToken } = await readToken(env, 'work');
     expect(refreshToken.length).toBeGreaterThan(10);
-    expect(JSON.stringify(await rows(url, 'SELECT * FROM mailwarden_account_secrets'))).not.toContain(refreshToken);
+    expect(JSON.stringify(await rows(url, 'SELECT * FROM mailwarden_account_secrets'))).not.toContain(
+      refreshToken,
+    );
 
     const added = await runCli(['accounts', 'add', 'work', '--alias', 'job'], env);
     expect(added.code, added.err).toBe(0);
@@ -103,7 +114,12 @@ describe('a Gmail account in the state database', () => {
       MAILWARDEN_TOKEN_PASSPHRASE: 'one for every replica',
       MAILWARDEN_TOOLS: 'read,manage,accounts',
     });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN], env, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN],
+      env,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'accounts-pg-test', version: '0' });
     await client.connect(transport);
     try {
@@ -118,7 +134,10 @@ describe('a Gmail account in the state database', () => {
       const page = await consentWithFetch(String(pending['signInUrl']), { decision: 'approve' });
       expect(page.text).toContain(`Signed in as ${DEMO_ADDRESS}`);
       const added = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
-      expect(added).toMatchObject({ status: 'added', account: { name: 'work', address: DEMO_ADDRESS, default: true } });
+      expect(added).toMatchObject({
+        status: 'added',
+        account: { name: 'work', address: DEMO_ADDRESS, default: true },
+      });
       expect(existsSync(join(dir, 'accounts.json'))).toBe(false);
       expect(existsSync(join(dir, 'tokens', 'work.json'))).toBe(false);
       expect(await rows(url, 'SELECT name FROM mailwarden_accounts')).toEqual([{ name: 'work' }]);

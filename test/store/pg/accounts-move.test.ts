@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAccount, readAccounts } from '../../../src/store/accounts.js';
 import { moveAccountsToPostgres } from '../../../src/store/accounts-move.js';
@@ -57,14 +56,22 @@ async function install(): Promise<Env> {
     await writeAccountToken(
       files,
       name,
-      { refreshToken, address: `${name}@example.com`, scopes: ['https://mail.google.com/'], issuedAt: NOW.toISOString() },
+      {
+        refreshToken,
+        address: `${name}@example.com`,
+        scopes: ['https://mail.google.com/'],
+        issuedAt: NOW.toISOString(),
+      },
       protection,
     );
   await addAccount(env, { name: 'work', alias: 'job', address: 'work@example.com' }, NOW);
   await writeImapPassword(env, 'bridge', PASSWORD);
   await addAccount(
     env,
-    { name: 'bridge', imap: { host: '127.0.0.1', port: 1143, security: 'starttls', user: 'pat@proton.example' } },
+    {
+      name: 'bridge',
+      imap: { host: '127.0.0.1', port: 1143, security: 'starttls', user: 'pat@proton.example' },
+    },
     NOW,
   );
   return env;
@@ -92,15 +99,18 @@ describe('moveAccountsToPostgres', () => {
 
     const onPg: Env = { ...env, MAILWARDEN_STATE: url };
     expect(await readAccounts(onPg)).toEqual(await readAccounts(env));
-    const rows = await db.pool.query<{ account: string; kind: 'gmail-token' | 'imap-password'; envelope: string }>(
-      'SELECT account, kind, envelope FROM mailwarden_account_secrets ORDER BY account, kind',
-    );
+    const rows = await db.pool.query<{
+      account: string;
+      kind: 'gmail-token' | 'imap-password';
+      envelope: string;
+    }>('SELECT account, kind, envelope FROM mailwarden_account_secrets ORDER BY account, kind');
     expect(rows.rows.map((r) => [r.account, r.kind])).toEqual([
       ['bridge', 'imap-password'],
       ['default', 'gmail-token'],
       ['work', 'gmail-token'],
     ]);
-    for (const r of rows.rows) expect(r.envelope).toBe(readFileSync(secretPath(env, r.account, r.kind), 'utf8'));
+    for (const r of rows.rows)
+      expect(r.envelope).toBe(readFileSync(secretPath(env, r.account, r.kind), 'utf8'));
 
     // The envelope carries what opening it needs (iv, tag, kdf), not the key or the secret.
     const sealed = JSON.parse(rows.rows[2]?.envelope ?? '{}') as Record<string, unknown>;
@@ -140,7 +150,11 @@ describe('moveAccountsToPostgres', () => {
   it('refuses an account the database holds with a different entry or secret, and writes nothing', async () => {
     const env = await install();
     const { url, db } = await database();
-    const elsewhere: Env = { ...env, MAILWARDEN_STATE: url, MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-move-') };
+    const elsewhere: Env = {
+      ...env,
+      MAILWARDEN_STATE: url,
+      MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-move-'),
+    };
     await addAccount(elsewhere, { name: 'work', address: 'someone-else@example.com' }, NOW);
     const before = await dump(db);
     const e = await rejected(moveAccountsToPostgres(env, db));
@@ -162,7 +176,11 @@ describe('moveAccountsToPostgres', () => {
   it('refuses an alias that names another account there, and a plaintext secret, before writing', async () => {
     const env = await install();
     const { url, db } = await database();
-    await addAccount({ ...env, MAILWARDEN_STATE: url, MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-move-') }, { name: 'job' }, NOW);
+    await addAccount(
+      { ...env, MAILWARDEN_STATE: url, MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-move-') },
+      { name: 'job' },
+      NOW,
+    );
     const clash = await rejected(moveAccountsToPostgres(env, db));
     expect(clash.code).toBe('invalid_input');
     expect(clash.message).toContain('"job" names both account "job" and account "work"');

@@ -99,8 +99,14 @@ describe('accounts in the state database', () => {
     } finally {
       await c.end();
     }
-    const listed = await cli(['accounts', 'list'], { ...common, HOME: adminDir, MAILWARDEN_CONFIG_DIR: adminDir }, '');
-    expect(listed.out).toMatch(new RegExp(`^\\* bridge {2}\\(alias pm\\).*imap ${dovecot.host}:${dovecot.plainPort}`, 'm'));
+    const listed = await cli(
+      ['accounts', 'list'],
+      { ...common, HOME: adminDir, MAILWARDEN_CONFIG_DIR: adminDir },
+      '',
+    );
+    expect(listed.out).toMatch(
+      new RegExp(`^\\* bridge {2}\\(alias pm\\).*imap ${dovecot.host}:${dovecot.plainPort}`, 'm'),
+    );
 
     // A replica: its own empty config dir (only policy.json), the same database and passphrase.
     const replicaDir = tempDir('mailwarden-accounts-replica-');
@@ -108,12 +114,20 @@ describe('accounts in the state database', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [MAIN],
-      env: { PATH: process.env['PATH'] ?? '', HOME: replicaDir, MAILWARDEN_CONFIG_DIR: replicaDir, ...common },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: replicaDir,
+        MAILWARDEN_CONFIG_DIR: replicaDir,
+        ...common,
+      },
       stderr: 'pipe',
     });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const client = new Client({ name: 'mailwarden-test', version: '0' }, { versionNegotiation: { mode: 'legacy' } });
+    const client = new Client(
+      { name: 'mailwarden-test', version: '0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
     await client.connect(transport);
     closers.push(() => client.close());
 
