@@ -133,7 +133,12 @@ describe('a Gmail account in the state database', () => {
       expect(pending).toMatchObject({ status: 'pending' });
       const page = await consentWithFetch(String(pending['signInUrl']), { decision: 'approve' });
       expect(page.text).toContain(`Signed in as ${DEMO_ADDRESS}`);
-      const added = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
+      // The browser's page is answered before the account is saved: ask until the flow has ended.
+      let added = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
+      for (let i = 0; i < 50 && added['status'] === 'pending'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        added = await call('add_account', { name: 'work', tiers: ['read', 'manage'] });
+      }
       expect(added).toMatchObject({
         status: 'added',
         account: { name: 'work', address: DEMO_ADDRESS, default: true },
