@@ -15,7 +15,9 @@ import { readAccountToken } from './tokens.js';
  * The accounts one server may serve: `accounts.json` in the config dir,
  * `{"accounts": [{name, alias?, address?, provider, imap?, tiers, default, added}]}`. It names
  * accounts, how to reach IMAP ones, and the tiers each allows; it never holds a secret (Gmail
- * tokens stay in tokens/<name>.json, IMAP passwords in tokens/imap/<name>.json).
+ * tokens stay in tokens/<name>.json, IMAP passwords in tokens/imap/<name>.json). That is the files
+ * backend of the accounts store (accounts-store.ts); with MAILWARDEN_STATE=postgres://… the same
+ * entries and secrets live in the state database, and the functions below work on either.
  */
 
 export interface AccountEntry {
@@ -291,10 +293,7 @@ export interface NewAccount {
 export async function addAccount(env: Env, input: NewAccount, now: Date = new Date()): Promise<AccountEntry> {
   const name = checkName(input.name, 'name');
   // One read-modify-write of the registry (serialized by the database when it is there).
-  return (await accountsStore(env)).update((all) => {
-    const { list, result } = withAccount(all, name, input, now);
-    return { list, result };
-  });
+  return (await accountsStore(env)).update((all) => withAccount(all, name, input, now));
 }
 
 /** The registry with `input` added (or replacing its entry); the new entry. Pure. */
@@ -359,7 +358,7 @@ export interface RemovedAccount {
 }
 
 /**
- * Deletes the entry and the token file, whatever else fails: a user removing an account wants
+ * Deletes the entry and the stored token or password, whatever else fails: a user removing an account wants
  * its credentials gone from this machine. A name with a token file but no entry (the implicit
  * single account) is removable too.
  */
