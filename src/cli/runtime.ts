@@ -12,6 +12,7 @@ import { tiersGrantedFor } from '../store/tokens.js';
 import { accountsStore } from '../store/accounts-store.js';
 import { ActionLog } from '../policy/action-log.js';
 import { inboxMarkStore } from '../store/inbox-mark.js';
+import { filePreviewStore } from '../store/preview-tokens.js';
 import { stateSetting } from '../store/state.js';
 import { confirmModeFromEnv } from '../policy/confirm.js';
 import { liveOutbound, offlineOutbound } from '../net/outbound.js';
@@ -285,6 +286,8 @@ async function assemble(
       effective: async (account) => (await policy()).effective(account),
     },
     inboxMarks: pgState?.inboxMarks ?? inboxMarkStore(join(stateDir(opts.env), 'marks')),
+    // Bulk preview tokens: the state database, or files under the state dir (previews/ACCOUNT/).
+    previews: pgState?.previews ?? filePreviewStore(join(stateDir(opts.env), 'previews')),
     // Where the server's own timers claim each account's run (src/policy/timer-slots.ts): the
     // state database, or the config dir (loaded when a timer first runs: the file-lock stack is
     // not on the start-up path).
@@ -311,7 +314,8 @@ async function assemble(
         ? offlineOutbound(
             'this server works a sandbox mailbox, whose senders are fictional: mailwarden never contacts them (dryRun shows what would be called)',
           )
-        : liveOutbound(),
+        : // The unsubscribe ledger: shared through the state database, else this process's memory.
+          liveOutbound(pgState?.sentLedger),
   };
   return {
     runtime,

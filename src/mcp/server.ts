@@ -14,6 +14,7 @@ import type { ConfirmMode } from '../policy/confirm.js';
 import type { Tier } from '../policy/tiers.js';
 import { downloadsFor } from '../store/downloads.js';
 import type { InboxMarkStore } from '../store/inbox-mark.js';
+import type { PreviewStore } from '../store/preview-tokens.js';
 import type { AnyTool, Logger, ToolContext } from '../tools/common/define.js';
 import { ConfirmationPending, callConfirmation } from './confirm.js';
 import { callUrlOpener } from './open-url.js';
@@ -62,6 +63,8 @@ export interface ServerRuntime {
   timerSlots?: TimerSlots;
   /** The sweep's new-mail marks (src/store/inbox-mark.ts); absent: those tools answer unsupported. */
   inboxMarks?: InboxMarkStore;
+  /** Bulk preview tokens (src/store/preview-tokens.ts); absent: each process keeps its own. */
+  previews?: PreviewStore;
   /** MAILWARDEN_FORMAT: the text content of tools with a text copy when a call names no format. */
   format?: OutputFormat;
   /**
@@ -268,6 +271,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
               : {}),
             ...(runtime.policy ? { gate: gateOf(runtime.policy, routed.mailbox) } : {}),
             ...(runtime.inboxMarks ? { inboxMarks: runtime.inboxMarks } : {}),
+            ...(runtime.previews ? { previews: runtime.previews } : {}),
             ...(routed.tiers ? { tiers: routed.tiers } : {}),
             progress: async (done, total, message) => {
               if (progressToken === undefined) return;

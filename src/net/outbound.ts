@@ -4,7 +4,8 @@
  * resolver and transport, so nothing leaves the machine.
  */
 import { MailError } from '../mail/errors.js';
-import { SentLedger } from './ledger.js';
+import { memoryLedger } from './ledger.js';
+import type { SentLedger } from './ledger.js';
 import { OneClickClient } from './one-click.js';
 import { dnsResolver } from './resolver.js';
 import type { Resolver } from './resolver.js';
@@ -14,7 +15,10 @@ import type { HttpsTransport } from './transport.js';
 export interface Outbound {
   /** RFC 8058 one-click POSTs behind the SSRF guard. */
   readonly oneClick: OneClickClient;
-  /** Requests already made this server life (one per sender unless forced). */
+  /**
+   * Requests already made (one per sender of an account unless forced): this server run's, or
+   * every replica's when the state is shared (src/net/ledger.ts).
+   */
   readonly sent: SentLedger;
   /** `offline`: nothing is ever contacted, not even DNS (sandbox and demo mailboxes). */
   readonly mode: 'live' | 'offline';
@@ -25,6 +29,8 @@ export function createOutbound(options: {
   transport: HttpsTransport;
   budgetMs?: number;
   mode?: Outbound['mode'];
+  /** Where requests made are remembered; default: this process's memory. */
+  ledger?: SentLedger;
 }): Outbound {
   return {
     oneClick: new OneClickClient({
@@ -32,14 +38,18 @@ export function createOutbound(options: {
       transport: options.transport,
       ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
     }),
-    sent: new SentLedger(),
+    sent: options.ledger ?? memoryLedger(),
     mode: options.mode ?? 'live',
   };
 }
 
 /** The real thing: the DNS (A and AAAA) and node:https pinned to the vetted address. */
-export function liveOutbound(): Outbound {
-  return createOutbound({ resolver: dnsResolver(), transport: nodeHttpsTransport() });
+export function liveOutbound(ledger?: SentLedger): Outbound {
+  return createOutbound({
+    resolver: dnsResolver(),
+    transport: nodeHttpsTransport(),
+    ...(ledger === undefined ? {} : { ledger }),
+  });
 }
 
 /**

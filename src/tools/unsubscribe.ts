@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isMailError, MailError } from '../mail/errors.js';
 import { shownUrl } from '../mail/shown-url.js';
 import { findUnsubscribeHeaders, UNSUBSCRIBE_HEADERS } from '../mail/unsubscribe.js';
+import type { SentRecord } from '../net/ledger.js';
 import type { OneClickOutcome } from '../net/one-click.js';
 import { confirmChange, defineTool } from './common/define.js';
 import type { OutboundContext, ToolContext } from './common/define.js';
@@ -23,7 +24,7 @@ const item = z.object({
       'would_call',
     ])
     .describe(
-      'unsubscribed: the endpoint answered 2xx; endpoint_error: it answered another status; refused: the headers or the SSRF guard ruled the call out; failed: DNS, TLS, network or time budget; already_requested: this sender or URL had a request earlier in this server run (force: true repeats); duplicate: same sender or URL as an earlier item of this call; would_call: dryRun passed the checks',
+      'unsubscribed: the endpoint answered 2xx; endpoint_error: it answered another status; refused: the headers or the SSRF guard ruled the call out; failed: DNS, TLS, network or time budget; already_requested: this sender or URL had a request earlier in this server run, or by any replica on a PostgreSQL state (force: true repeats); duplicate: same sender or URL as an earlier item of this call; would_call: dryRun passed the checks',
     ),
   sender: z.string().optional().describe('From address of the message whose header is used, fenced'),
   url: z.string().optional().describe('the URL called, fenced: from the header, never from the endpoint'),
@@ -162,8 +163,8 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
   const done = (): void => {
     for (const k of keys) opts.earlier.set(k, p.threadId);
   };
-  const previous = out.client.sent.find(p.sender, url);
-  if (previous && !opts.force) {
+  const account = ctx.mailbox.account;
+  const already = (previous: SentRecord): Item => {
     const { at, threadId, status } = previous;
     return {
       ...base,
@@ -171,14 +172,16 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
       url: f.wrap(url),
       previous: { at, threadId, ...(status === undefined ? {} : { status }) },
     };
-  }
+  };
+  const previous = await out.client.sent.find(account, p.sender, url);
+  if (previous && !opts.force) return already(previous);
   if (opts.dryRun) {
     done();
     return { ...base, outcome: 'would_call', wouldCall: f.wrap(url), dnsVetted: false };
   }
 
   // RFC 8058 §3.2 consent: both tool handlers ask the human (MAILWARDEN_CONFIRM) before this.
-  const release = out.client.sent.claim(p.sender, url);
+  const release = await out.client.sent.claim(account, p.sender, url);
   if (!release) {
     return {
       ...base,
@@ -188,23 +191,36 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
     };
   }
   try {
+    // Another call (on another replica, with a shared ledger) may have finished one since the look
+    // above: with the claim held, the ledger's answer is final.
+    const since = opts.force ? undefined : await out.client.sent.find(account, p.sender, url);
+    if (since) return already(since);
     const outcome = await out.client.oneClick.post(url, { signal: ctx.signal, budgetMs: opts.budgetMs });
     if (outcome.reached) {
       done();
       const status = outcome.kind === 'response' ? { status: outcome.status } : {};
       const at = new Date(ctx.clock.now()).toISOString();
-      out.client.sent.record({ at, threadId: p.threadId, sender: p.sender, url, ...status });
+      // The request was made either way: a ledger that cannot take it is told on stderr, and the
+      // answer (and the action log) still say what happened.
+      await out.client.sent
+        .record(account, { at, threadId: p.threadId, sender: p.sender, url, ...status })
+        .catch((e: unknown) =>
+          ctx.log.warn('the unsubscribe ledger did not take a request that was made', {
+            account,
+            error: e instanceof Error ? e.message : String(e),
+          }),
+        );
     }
     return fromOutcome(base, f.wrap(url), outcome);
   } finally {
-    release();
+    await release();
   }
 }
 
 const logged = (i: Item): boolean => !['already_requested', 'duplicate', 'would_call'].includes(i.outcome);
 
 const DESCRIPTION =
-  "RFC 8058 one-click only: one HTTPS POST to the List-Unsubscribe URI of the thread's newest message carrying one, if that message also has List-Unsubscribe-Post. Takes thread ids, never a URL; mailto and other links are only reported. Every hop passes an SSRF guard (public addresses only, pinned connection, 3 redirects, 10 s). One request per sender per server run (force: true repeats). dryRun: every check, no network.";
+  "RFC 8058 one-click only: one HTTPS POST to the List-Unsubscribe URI of the thread's newest message carrying one, if that message also has List-Unsubscribe-Post. Takes thread ids, never a URL; mailto and other links are only reported. Every hop passes an SSRF guard (public addresses only, pinned connection, 3 redirects, 10 s). One request per sender per server run, or across replicas on a PostgreSQL state (force: true repeats). dryRun: every check, no network.";
 
 export const unsubscribe = defineTool({
   name: 'unsubscribe',
@@ -215,7 +231,7 @@ export const unsubscribe = defineTool({
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     dryRun: z.boolean().default(false),
-    force: z.boolean().default(false).describe('repeat a request made earlier in this server run'),
+    force: z.boolean().default(false).describe('repeat a request made earlier'),
   }),
   output: item,
   async handle(ctx, args) {
@@ -257,11 +273,11 @@ export const bulkUnsubscribe = defineTool({
   title: 'Unsubscribe from several senders (one-click)',
   tier: 'manage',
   access: 'external',
-  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (not reached: skippedOutOfTime); a sender or URL already called is a duplicate, not called again. Each item as unsubscribe: RFC 8058 one-click only, the same guards, one request per sender per server run (force: true repeats); dryRun: no network.`,
+  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (not reached: skippedOutOfTime); a sender or URL already called is a duplicate, not called again. Each item as unsubscribe: RFC 8058 one-click only, the same guards, one request per sender per server run or PostgreSQL state (force: true repeats); dryRun: no network.`,
   input: z.strictObject({
     threadIds: z.array(z.string().min(1).max(256)).min(1).max(BULK_MAX),
     dryRun: z.boolean().default(false),
-    force: z.boolean().default(false).describe('repeat requests made earlier in this server run'),
+    force: z.boolean().default(false).describe('repeat requests made earlier'),
   }),
   output: z.object({
     results: z.array(item),

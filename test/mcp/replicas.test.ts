@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigDir } from '../../src/sandbox/client-config.js';
+import type { OffsetClock } from '../../src/mail/clock.js';
 import { Sandbox } from '../../src/sandbox/index.js';
 import type { SeedUser } from '../../src/sandbox/index.js';
 import { HAPROXY, startBalancer } from '../../src/sandbox/balancer.js';
@@ -384,6 +385,86 @@ describe.skipIf(!existsSync(HAPROXY)).each(['files', 'postgres'] as Backend[])(
       } else {
         expect(existsSync(join(dir, 'timers', 'default.json'))).toBe(true);
         expect(fileLines().filter((l) => l.includes('"kind":"move"')).length).toBeGreaterThan(CAP);
+      }
+    });
+
+    it('a bulk_modify preview token issued by one replica is spent by another, once', async () => {
+      const query = 'subject:bulkmail';
+      const change = { query, add: ['STARRED'], maxMessages: 1_000 };
+      const starred = () =>
+        sandbox
+          .mailbox(USER)
+          .messages.filter((m) => m.labelIds.includes('STARRED'))
+          .map((m) => m.id);
+      expect(starred()).toEqual([]);
+      // The tests above spent the sandbox's per-minute Gmail quota: a minute passes on its clock.
+      (sandbox.clock as OffsetClock).advance(60_000);
+      // Each client talks to one replica directly: the dry run, the write and the replay each
+      // reach a different process.
+      const [a, b, c] = (await Promise.all(replicas.map((r) => client('v2-2026-07-28', r.url)))) as [
+        AnyClient,
+        AnyClient,
+        AnyClient,
+      ];
+      try {
+        const dry = await a.call('bulk_modify', { ...change, dryRun: true });
+        expect(dry.isError, dry.text).toBe(false);
+        expect(dry.structured?.['toWrite']).toBe(BULK);
+        const token = dry.structured?.['previewToken'];
+        expect(token).toMatch(/^pv_/);
+        // Mail matching the query arrives after the dry run: the token pins what was shown.
+        const late = sandbox.deliver(
+          USER,
+          [
+            'From: Bulk late <bulk@late.example>',
+            `To: ${USER}`,
+            'Subject: bulkmail late',
+            'Message-ID: <late@late.example>',
+            'Content-Type: text/plain; charset=utf-8',
+            '',
+            'late',
+            '',
+          ].join('\r\n'),
+          ['INBOX'],
+        );
+        const write = await b.call('bulk_modify', { ...change, previewToken: token });
+        expect(write.isError, write.text).toBe(false);
+        expect(write.structured).toMatchObject({
+          pinned: BULK,
+          newMatches: 1,
+          toWrite: BULK,
+          submitted: BULK,
+        });
+        const pinned = Array.from({ length: BULK }, (_, i) => {
+          const id = sandbox.threadIdForKey(USER, `b${i}`);
+          return sandbox.mailbox(USER).messages.find((m) => m.threadId === id)?.id;
+        });
+        expect(starred().sort()).toEqual([...pinned].sort());
+        expect(starred()).not.toContain(late.id);
+
+        const replay = await c.call('bulk_modify', { ...change, previewToken: token });
+        expect(replay.isError).toBe(true);
+        expect(replay.error).toMatchObject({ code: 'invalid_input' });
+        expect(replay.text).toMatch(/previewToken: already used/);
+        expect(starred()).toHaveLength(BULK);
+      } finally {
+        await Promise.all([a.close(), b.close(), c.close()]);
+      }
+      // Where the token was kept: the database's table, or a file under the shared state dir.
+      if (backend === 'postgres') {
+        const db = new pg.Client({ connectionString: (cluster as PgCluster).url });
+        await db.connect();
+        try {
+          const rows = (await db.query<{ used: boolean }>('SELECT used FROM mailwarden_preview_tokens')).rows;
+          expect(rows).toEqual([{ used: true }]);
+        } finally {
+          await db.end();
+        }
+        expect(existsSync(join(dir, 'previews'))).toBe(false);
+      } else {
+        expect(readdirSync(join(dir, 'previews', 'default')).filter((f) => f.endsWith('.used'))).toHaveLength(
+          1,
+        );
       }
     });
   },

@@ -6,16 +6,22 @@ import { DEMO_ADDRESS, DEMO_FACTS } from '../../src/sandbox/corpus/index.js';
 import { appendMessage } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
+import { closeStateBackends, moveRecords, stateEnv, withStates } from '../helpers/state-backends.js';
 import { MAIN } from '../helpers/stack.js';
 import { tempDir } from '../helpers/temp.js';
 
 /*
- * The write policy on every provider, through the real server: the daily cap counted from the
- * action log (across restarts and processes), protected correspondents, mail without a sender,
- * and a log the cap cannot read.
+ * The write policy on every provider, through the real server, with its state in files and in
+ * PostgreSQL (MAILWARDEN_STATE): the daily cap counted from the action log (across restarts and
+ * processes), protected correspondents, mail without a sender, two writers racing, a writer
+ * killed mid-write, and (files) a log the cap cannot read.
  */
 
 const k = DEMO_FACTS.keys;
+
+/** Every provider with each state backend. */
+const CASES = withStates(['gmail', 'full', 'bridge'] as BackendKind[]);
+afterAll(closeStateBackends);
 
 interface Report {
   changed: Array<{ threadId: string }>;
@@ -61,11 +67,14 @@ async function deliver(b: Backend, id: string, headers: string[]): Promise<strin
   return `t${Buffer.from(`${id}@example.org`).toString('base64url')}`;
 }
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('the write policy on %s', (kind) => {
+describe.each(CASES)('the write policy on %s, state in %s', (kind, state) => {
   let b: Backend;
   beforeAll(async () => {
     // The cap alone: correspondents are judged in their own test below.
-    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+    b = await startBackend(kind, {
+      policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } },
+      env: await stateEnv(state),
+    });
   }, 120_000);
   afterAll(async () => {
     await b?.close();
@@ -101,63 +110,61 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('the write policy on
     expect((t.structured['messages'] as Array<{ labels: string[] }>)[0]?.labels).toContain('INBOX');
   });
 
-  it('a corrupt line in the action log stops moves with an error naming it; restores go on', async () => {
-    const log = join(b.configDir, 'action-log.jsonl');
-    const lines = readFileSync(log, 'utf8');
-    appendFileSync(log, 'this is not a record\n{"op":"noop","account":"x","time":"2026-11-30T08:00:00Z"}\n');
-    const ids = await singleInboxThreads(b, 1);
-    const r = await b.call('archive', { threadId: ids[0] });
-    expect(r.isError).toBe(true);
-    expect(r.text).toMatch(/forbidden_operation/);
-    expect(r.text).toMatch(/line \d+/);
-    writeFileSync(log, lines);
-  });
+  // The file log's own failure; a database that cannot be reached is test/mcp/replicas.test.ts's.
+  if (state === 'files')
+    it('a corrupt line in the action log stops moves with an error naming it; restores go on', async () => {
+      const log = join(b.configDir, 'action-log.jsonl');
+      const lines = readFileSync(log, 'utf8');
+      appendFileSync(
+        log,
+        'this is not a record\n{"op":"noop","account":"x","time":"2026-11-30T08:00:00Z"}\n',
+      );
+      const ids = await singleInboxThreads(b, 1);
+      const r = await b.call('archive', { threadId: ids[0] });
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/forbidden_operation/);
+      expect(r.text).toMatch(/line \d+/);
+      writeFileSync(log, lines);
+    });
 });
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])(
-  'protected senders on %s (guarded defaults)',
-  (kind) => {
-    let b: Backend;
-    beforeAll(async () => {
-      b = await startBackend(kind, { policy: null });
-    }, 120_000);
-    afterAll(async () => {
-      await b?.close();
-    });
+describe.each(CASES)('protected senders on %s, state in %s (guarded defaults)', (kind, state) => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend(kind, { policy: null, env: await stateEnv(state) });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
 
-    it('mail from someone the owner has written to stays in the inbox, and says why', async () => {
-      const key = k.awaitingOwnerReply[0] as string;
-      const r = await b.call('archive', { threadId: b.tid(key) });
-      expect(r.isError).toBe(true);
-      expect(r.text).toMatch(/protected-correspondent/);
-      const t = await b.call('get_thread', { threadId: b.tid(key), bodies: 'none' });
-      const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
-      expect(labels).toContain('INBOX');
-    });
+  it('mail from someone the owner has written to stays in the inbox, and says why', async () => {
+    const key = k.awaitingOwnerReply[0] as string;
+    const r = await b.call('archive', { threadId: b.tid(key) });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/protected-correspondent/);
+    const t = await b.call('get_thread', { threadId: b.tid(key), bodies: 'none' });
+    const labels = (t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels);
+    expect(labels).toContain('INBOX');
+  });
 
-    it("mail without a sender address stays in the inbox; a stranger's newsletter can go", async () => {
-      const nobody = await deliver(b, `policy-nosender-${kind}`, []);
-      const r = await b.call('archive', { threadIds: [nobody, b.tid(k.oneClickNewsletters[0] as string)] });
-      expect(r.isError, r.text).toBe(false);
-      const rep = r.structured as unknown as Report;
-      expect(rep.refused).toEqual([expect.objectContaining({ threadId: nobody, rule: 'no-sender' })]);
-      expect(rep.changed.map((c) => c.threadId)).toEqual([b.tid(k.oneClickNewsletters[0] as string)]);
-    });
+  it("mail without a sender address stays in the inbox; a stranger's newsletter can go", async () => {
+    const nobody = await deliver(b, `policy-nosender-${kind}`, []);
+    const r = await b.call('archive', { threadIds: [nobody, b.tid(k.oneClickNewsletters[0] as string)] });
+    expect(r.isError, r.text).toBe(false);
+    const rep = r.structured as unknown as Report;
+    expect(rep.refused).toEqual([expect.objectContaining({ threadId: nobody, rule: 'no-sender' })]);
+    expect(rep.changed.map((c) => c.threadId)).toEqual([b.tid(k.oneClickNewsletters[0] as string)]);
+  });
 
-    it('the action log records each item with its rule and outcome', () => {
-      const records = readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((r) => r['kind'] === 'move');
-      expect(
-        records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'protected-correspondent'),
-      ).toBe(true);
-      expect(records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'no-sender')).toBe(true);
-      expect(records.some((r) => r['outcome'] === 'moved' && r['action'] === 'archive')).toBe(true);
-    });
-  },
-);
+  it('the action log records each item with its rule and outcome', async () => {
+    const records = await moveRecords(b);
+    expect(
+      records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'protected-correspondent'),
+    ).toBe(true);
+    expect(records.some((r) => r['outcome'] === 'refused' && r['refusedBy'] === 'no-sender')).toBe(true);
+    expect(records.some((r) => r['outcome'] === 'moved' && r['action'] === 'archive')).toBe(true);
+  });
+});
 
 describe('a bad policy.json stops the server, naming the field', () => {
   for (const [policy, field] of [
@@ -180,10 +187,13 @@ describe('a bad policy.json stops the server, naming the field', () => {
   }
 });
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('two writers racing on %s', (kind) => {
+describe.each(CASES)('two writers racing on %s, state in %s', (kind, state) => {
   let b: Backend;
   beforeAll(async () => {
-    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+    b = await startBackend(kind, {
+      policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } },
+      env: await stateEnv(state),
+    });
   }, 120_000);
   afterAll(async () => {
     await b?.close();
@@ -222,10 +232,13 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('two writers racing 
   }, 120_000);
 });
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('a server killed mid-write on %s', (kind) => {
+describe.each(CASES)('a server killed mid-write on %s, state in %s', (kind, state) => {
   let b: Backend;
   beforeAll(async () => {
-    b = await startBackend(kind, { policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } } });
+    b = await startBackend(kind, {
+      policy: { default: { dailyMoveCap: 50, protectCorrespondents: false } },
+      env: await stateEnv(state),
+    });
   }, 120_000);
   afterAll(async () => {
     await b?.close();

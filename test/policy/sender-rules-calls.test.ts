@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unfence } from '../../src/mail/fence-format.js';
@@ -8,6 +8,14 @@ import type { MoveCounts } from '../../src/policy/move-counts.js';
 import { FOLDERS } from '../../src/sandbox/imap/dovecot-config.js';
 import { appendMessage } from '../../src/sandbox/imap/index.js';
 import { startBackend } from '../helpers/backends.js';
+import {
+  appendRecord,
+  closeStateBackends,
+  logRecords,
+  moveRecords,
+  stateEnv,
+  withStates,
+} from '../helpers/state-backends.js';
 import type { Backend, BackendKind } from '../helpers/backends.js';
 import { MAIN } from '../helpers/stack.js';
 
@@ -102,9 +110,16 @@ function cliEnv(b: Backend): Record<string, string> {
     MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
     TZ: 'UTC',
   };
+  const state =
+    b.env['MAILWARDEN_STATE'] === undefined ? {} : { MAILWARDEN_STATE: b.env['MAILWARDEN_STATE'] };
   if (b.gmail)
-    return { ...base, MAILWARDEN_CONFIG_DIR: b.configDir, MAILWARDEN_SANDBOX_URL: b.gmail.sandbox.url };
-  return { ...(b.imap as NonNullable<Backend['imap']>).env, ...base };
+    return {
+      ...base,
+      ...state,
+      MAILWARDEN_CONFIG_DIR: b.configDir,
+      MAILWARDEN_SANDBOX_URL: b.gmail.sandbox.url,
+    };
+  return { ...(b.imap as NonNullable<Backend['imap']>).env, ...base, ...state };
 }
 
 /** `mailwarden sweep-rules`, run as cron would; async, since the Gmail sandbox runs in this process. */
@@ -147,149 +162,144 @@ interface Summary {
   }>;
 }
 
-describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('sender rules on %s', (kind) => {
-  let b: Backend;
-  const mail: Record<string, Delivered> = {};
+afterAll(closeStateBackends);
 
-  beforeAll(async () => {
-    b = await startBackend(kind, { policy: POLICY });
-    // Someone the owner has written to, at a domain a rule covers.
-    await deliver(b, 'to-friend', 'friend@rules.example', 'SENT');
-    mail['subdomain'] = await deliver(b, 'subdomain', 'News <news@mail.rules.example>');
-    mail['domain'] = await deliver(b, 'domain', 'info@rules.example');
-    mail['address'] = await deliver(b, 'address', 'Offers <OFFERS@junk.example>');
-    mail['lookalike'] = await deliver(b, 'lookalike', 'news@badrules.example');
-    mail['sameDomain'] = await deliver(b, 'same-domain', 'other@junk.example');
-    mail['friend'] = await deliver(b, 'friend', 'Friend <friend@rules.example>');
-  }, 120_000);
-  afterAll(async () => {
-    await b?.close();
-  });
+describe.each(withStates(['gmail', 'full', 'bridge'] as BackendKind[]))(
+  'sender rules on %s, state in %s',
+  (kind, state) => {
+    let b: Backend;
+    const mail: Record<string, Delivered> = {};
 
-  const byThread = (lines: ReportLine[], key: string) =>
-    lines.filter((l) => l.threadId === (mail[key] as Delivered).threadId);
+    beforeAll(async () => {
+      b = await startBackend(kind, { policy: POLICY, env: await stateEnv(state) });
+      // Someone the owner has written to, at a domain a rule covers.
+      await deliver(b, 'to-friend', 'friend@rules.example', 'SENT');
+      mail['subdomain'] = await deliver(b, 'subdomain', 'News <news@mail.rules.example>');
+      mail['domain'] = await deliver(b, 'domain', 'info@rules.example');
+      mail['address'] = await deliver(b, 'address', 'Offers <OFFERS@junk.example>');
+      mail['lookalike'] = await deliver(b, 'lookalike', 'news@badrules.example');
+      mail['sameDomain'] = await deliver(b, 'same-domain', 'other@junk.example');
+      mail['friend'] = await deliver(b, 'friend', 'Friend <friend@rules.example>');
+    }, 120_000);
+    afterAll(async () => {
+      await b?.close();
+    });
 
-  if (kind === 'gmail')
-    it('sweep-rules --dry-run says what would move, moves nothing, exits 0; bad usage exits 2', async () => {
-      const r = await sweepRules(b, ['--dry-run']);
+    const byThread = (lines: ReportLine[], key: string) =>
+      lines.filter((l) => l.threadId === (mail[key] as Delivered).threadId);
+
+    if (kind === 'gmail')
+      it('sweep-rules --dry-run says what would move, moves nothing, exits 0; bad usage exits 2', async () => {
+        const r = await sweepRules(b, ['--dry-run']);
+        expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+        const s = JSON.parse(r.stdout) as Summary;
+        expect(s.ok).toBe(true);
+        expect(s.dryRun).toBe(true);
+        const report = s.accounts[0]?.report;
+        expect(report?.counts).toMatchObject({
+          matched: 4,
+          wouldMove: 3,
+          refused: 1,
+          moved: 0,
+          failed: 0,
+          unknown: 0,
+        });
+        expect(byThread(report?.messages ?? [], 'subdomain')).toEqual([
+          expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'wouldMove' }),
+        ]);
+        for (const key of Object.keys(mail)) expect(await whereIs(b, mail[key] as Delivered)).toBe('INBOX');
+        expect((await sweepRules(b, ['--bogus'])).status).toBe(2);
+        expect((await sweepRules(b, ['extra'])).status).toBe(2);
+      });
+
+    it('moves what the rules cover (a subdomain, the domain, an exact address) and nothing else', async () => {
+      const r = await sweepRules(b, []);
       expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
       const s = JSON.parse(r.stdout) as Summary;
       expect(s.ok).toBe(true);
-      expect(s.dryRun).toBe(true);
       const report = s.accounts[0]?.report;
       expect(report?.counts).toMatchObject({
         matched: 4,
-        wouldMove: 3,
+        moved: 3,
         refused: 1,
-        moved: 0,
         failed: 0,
         unknown: 0,
+        wouldMove: 0,
       });
-      expect(byThread(report?.messages ?? [], 'subdomain')).toEqual([
-        expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'wouldMove' }),
+      const lines = report?.messages ?? [];
+      expect(byThread(lines, 'subdomain')).toEqual([
+        expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'moved' }),
       ]);
-      for (const key of Object.keys(mail)) expect(await whereIs(b, mail[key] as Delivered)).toBe('INBOX');
-      expect((await sweepRules(b, ['--bogus'])).status).toBe(2);
-      expect((await sweepRules(b, ['extra'])).status).toBe(2);
+      expect(byThread(lines, 'domain')).toEqual([
+        expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'moved' }),
+      ]);
+      expect(byThread(lines, 'address')).toEqual([
+        expect.objectContaining({ action: 'spam', rule: 'offers@junk.example', outcome: 'moved' }),
+      ]);
+      expect(byThread(lines, 'lookalike')).toEqual([]);
+      expect(byThread(lines, 'sameDomain')).toEqual([]);
+      // The mailbox says the same.
+      expect(await whereIs(b, mail['subdomain'] as Delivered)).toBe('Archive');
+      expect(await whereIs(b, mail['domain'] as Delivered)).toBe('Archive');
+      expect(await whereIs(b, mail['address'] as Delivered)).toBe('Spam');
+      expect(await whereIs(b, mail['lookalike'] as Delivered)).toBe('INBOX');
+      expect(await whereIs(b, mail['sameDomain'] as Delivered)).toBe('INBOX');
+      if (b.gmail) {
+        // policy.json agentLabel (default mailwarden): on what a rule archived, not on its spam move.
+        const view = b.gmail.sandbox.mailbox(DEMO_ADDRESS);
+        const agent = view.labels.find((l) => l.name === 'mailwarden')?.id;
+        expect(agent).toBeDefined();
+        const labelsOf = (d: Delivered) => view.messages.find((x) => x.id === d.id)?.labelIds ?? [];
+        expect(labelsOf(mail['subdomain'] as Delivered)).toContain(agent);
+        expect(labelsOf(mail['domain'] as Delivered)).toContain(agent);
+        expect(labelsOf(mail['address'] as Delivered)).not.toContain(agent);
+      }
     });
 
-  it('moves what the rules cover (a subdomain, the domain, an exact address) and nothing else', async () => {
-    const r = await sweepRules(b, []);
-    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const s = JSON.parse(r.stdout) as Summary;
-    expect(s.ok).toBe(true);
-    const report = s.accounts[0]?.report;
-    expect(report?.counts).toMatchObject({
-      matched: 4,
-      moved: 3,
-      refused: 1,
-      failed: 0,
-      unknown: 0,
-      wouldMove: 0,
+    it('a protected correspondent is not moved by a rule, and the refusal says which rule', async () => {
+      const r = await sweepRules(b, ['--dry-run']);
+      const report = (JSON.parse(r.stdout) as Summary).accounts[0]?.report;
+      // Run again: only the friend is left, refused again.
+      expect(report?.counts).toMatchObject({ matched: 1, wouldMove: 0, refused: 1 });
+      expect(byThread(report?.messages ?? [], 'friend')).toEqual([
+        expect.objectContaining({
+          action: 'archive',
+          rule: 'rules.example',
+          outcome: 'refused',
+          refusedBy: 'protected-correspondent',
+        }),
+      ]);
+      expect(await whereIs(b, mail['friend'] as Delivered)).toBe('INBOX');
+      const records = (await moveRecords(b)).filter((x) => x['actor'] === 'rule');
+      expect(
+        records
+          .filter((x) => x['outcome'] === 'moved')
+          .map((x) => x['senderRule'])
+          .sort(),
+      ).toEqual(['offers@junk.example', 'rules.example', 'rules.example']);
+      expect(records.filter((x) => x['outcome'] === 'refused').map((x) => x['refusedBy'])).toEqual([
+        'protected-correspondent',
+      ]);
     });
-    const lines = report?.messages ?? [];
-    expect(byThread(lines, 'subdomain')).toEqual([
-      expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'moved' }),
-    ]);
-    expect(byThread(lines, 'domain')).toEqual([
-      expect.objectContaining({ action: 'archive', rule: 'rules.example', outcome: 'moved' }),
-    ]);
-    expect(byThread(lines, 'address')).toEqual([
-      expect.objectContaining({ action: 'spam', rule: 'offers@junk.example', outcome: 'moved' }),
-    ]);
-    expect(byThread(lines, 'lookalike')).toEqual([]);
-    expect(byThread(lines, 'sameDomain')).toEqual([]);
-    // The mailbox says the same.
-    expect(await whereIs(b, mail['subdomain'] as Delivered)).toBe('Archive');
-    expect(await whereIs(b, mail['domain'] as Delivered)).toBe('Archive');
-    expect(await whereIs(b, mail['address'] as Delivered)).toBe('Spam');
-    expect(await whereIs(b, mail['lookalike'] as Delivered)).toBe('INBOX');
-    expect(await whereIs(b, mail['sameDomain'] as Delivered)).toBe('INBOX');
-    if (b.gmail) {
-      // policy.json agentLabel (default mailwarden): on what a rule archived, not on its spam move.
-      const view = b.gmail.sandbox.mailbox(DEMO_ADDRESS);
-      const agent = view.labels.find((l) => l.name === 'mailwarden')?.id;
-      expect(agent).toBeDefined();
-      const labelsOf = (d: Delivered) => view.messages.find((x) => x.id === d.id)?.labelIds ?? [];
-      expect(labelsOf(mail['subdomain'] as Delivered)).toContain(agent);
-      expect(labelsOf(mail['domain'] as Delivered)).toContain(agent);
-      expect(labelsOf(mail['address'] as Delivered)).not.toContain(agent);
-    }
-  });
 
-  it('a protected correspondent is not moved by a rule, and the refusal says which rule', async () => {
-    const r = await sweepRules(b, ['--dry-run']);
-    const report = (JSON.parse(r.stdout) as Summary).accounts[0]?.report;
-    // Run again: only the friend is left, refused again.
-    expect(report?.counts).toMatchObject({ matched: 1, wouldMove: 0, refused: 1 });
-    expect(byThread(report?.messages ?? [], 'friend')).toEqual([
-      expect.objectContaining({
-        action: 'archive',
-        rule: 'rules.example',
-        outcome: 'refused',
-        refusedBy: 'protected-correspondent',
-      }),
-    ]);
-    expect(await whereIs(b, mail['friend'] as Delivered)).toBe('INBOX');
-    const records = readFileSync(join(b.configDir, 'action-log.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((x) => x['kind'] === 'move' && x['actor'] === 'rule');
-    expect(
-      records
-        .filter((x) => x['outcome'] === 'moved')
-        .map((x) => x['senderRule'])
-        .sort(),
-    ).toEqual(['offers@junk.example', 'rules.example', 'rules.example']);
-    expect(records.filter((x) => x['outcome'] === 'refused').map((x) => x['refusedBy'])).toEqual([
-      'protected-correspondent',
-    ]);
-  });
+    it('rule moves do not use the daily cap: with a cap of 1, the agent may still archive one thread', async () => {
+      const first = await b.call('archive', { threadId: (mail['lookalike'] as Delivered).threadId });
+      expect(first.isError, first.text).toBe(false);
+      expect(first.structured['changed']).toEqual([
+        expect.objectContaining({ threadId: (mail['lookalike'] as Delivered).threadId }),
+      ]);
+      expect(first.structured['remainingToday']).toBe(0);
+      const second = await b.call('archive', { threadId: (mail['sameDomain'] as Delivered).threadId });
+      expect(second.isError).toBe(true);
+      expect(second.text).toMatch(/daily-cap/);
+      expect(await whereIs(b, mail['lookalike'] as Delivered)).toBe('Archive');
+      expect(await whereIs(b, mail['sameDomain'] as Delivered)).toBe('INBOX');
+    });
 
-  it('rule moves do not use the daily cap: with a cap of 1, the agent may still archive one thread', async () => {
-    const first = await b.call('archive', { threadId: (mail['lookalike'] as Delivered).threadId });
-    expect(first.isError, first.text).toBe(false);
-    expect(first.structured['changed']).toEqual([
-      expect.objectContaining({ threadId: (mail['lookalike'] as Delivered).threadId }),
-    ]);
-    expect(first.structured['remainingToday']).toBe(0);
-    const second = await b.call('archive', { threadId: (mail['sameDomain'] as Delivered).threadId });
-    expect(second.isError).toBe(true);
-    expect(second.text).toMatch(/daily-cap/);
-    expect(await whereIs(b, mail['lookalike'] as Delivered)).toBe('Archive');
-    expect(await whereIs(b, mail['sameDomain'] as Delivered)).toBe('INBOX');
-  });
-
-  it('count_moves keeps rule and agent moves apart, exactly, and counts an unknown write as unknown', async () => {
-    // A crash between a move's intent line and its outcome line: the write may have happened.
-    const logPath = join(b.configDir, 'action-log.jsonl');
-    const account = (
-      JSON.parse(readFileSync(logPath, 'utf8').split('\n')[0] as string) as { account: string }
-    ).account;
-    appendFileSync(
-      logPath,
-      `${JSON.stringify({
+    it('count_moves keeps rule and agent moves apart, exactly, and counts an unknown write as unknown', async () => {
+      // A crash between a move's intent line and its outcome line: the write may have happened.
+      const account = (await logRecords(b))[0]?.['account'] as string;
+      await appendRecord(b, {
         time: new Date(DEFAULT_NOW).toISOString(),
         account,
         tool: 'archive',
@@ -302,88 +312,83 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('sender rules on %s'
         ids: ['t-crashed'],
         count: 1,
         outcome: 'pending',
-      })}\n`,
-    );
-    const r = await b.call('count_moves', {});
-    expect(r.isError, r.text).toBe(false);
-    const c = r.structured as unknown as MoveCounts;
-    expect(c.complete).toBe(true);
-    expect(c.rule.moved.archive).toEqual({ messages: 2, threads: 0 });
-    expect(c.rule.moved.spam).toEqual({ messages: 1, threads: 0 });
-    expect(c.rule.messagesOutOfInbox).toBe(3);
-    // Refused once: by the sweep (a dry run writes nothing to the log).
-    expect(c.rule.refused).toEqual({ items: 1, byRule: { 'protected-correspondent': 1 } });
-    expect(c.rule.unknown.items).toBe(0);
-    expect(c.agent.moved.archive).toEqual({ messages: 0, threads: 1 });
-    expect(c.agent.messagesOutOfInbox).toBe(1);
-    expect(c.agent.refused).toEqual({ items: 1, byRule: { 'daily-cap': 1 } });
-    expect(c.agent.unknown).toEqual({
-      items: 1,
-      byKind: { archive: 0, spam: 0, trash: 1, snooze: 0, restore: 0, label: 0 },
-    });
-    // Moved items per sender (addresses fenced as mail-derived), most first, then by address.
-    const senders = c.bySender.map((x) => ({
-      ...x,
-      sender: unfence(x.sender ?? ''),
-    }));
-    expect(senders).toEqual([
-      { sender: 'info@rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
-      { sender: 'news@badrules.example', agent: 1, rule: 0, byKind: { archive: 1 } },
-      { sender: 'news@mail.rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
-      { sender: 'offers@junk.example', agent: 0, rule: 1, byKind: { spam: 1 } },
-    ]);
-    expect(c.senders).toBe(4);
-  });
-
-  it('list_sender_rules shows the rules and says they change only in policy.json', async () => {
-    const r = await b.call('list_sender_rules', {});
-    expect(r.isError, r.text).toBe(false);
-    expect(r.structured).toMatchObject({
-      archive: ['rules.example'],
-      spam: ['offers@junk.example'],
-      sweepRulesEveryMinutes: 0,
-      sources: {
-        senderRules: 'policy.json default section',
-        sweepRulesEveryMinutes: 'policy.json default section',
-      },
-    });
-    expect(r.structured['policyPath']).toBe(join(b.configDir, 'policy.json'));
-    expect(r.structured['howToChange']).toMatch(/only by editing .*policy\.json/);
-  });
-
-  if (kind === 'gmail')
-    it('a serving server applies the rules at start; a failed sweep exits 1', async () => {
-      const late = await deliver(b, 'late', 'late@x.rules.example');
-      expect(await whereIs(b, late)).toBe('INBOX');
-      // The next server sweeps at start (and every 15 minutes).
-      const { sweepRulesEveryMinutes: _, ...rest } = POLICY.default;
-      writeFileSync(join(b.configDir, 'policy.json'), JSON.stringify({ default: rest }));
-      const logPath = join(b.configDir, 'action-log.jsonl');
-      const records = () =>
-        readFileSync(logPath, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((x) => x['kind'] === 'move' && (x['ids'] as string[]).includes(late.id as string));
-      const other = await b.another();
-      try {
-        // Done when the move's outcome line is in the log (the intent line comes first).
-        const deadline = Date.now() + 30_000;
-        while (records().length < 2 && Date.now() < deadline)
-          await new Promise((resolve) => setTimeout(resolve, 200));
-      } finally {
-        await other.close();
-      }
-      expect(records().map((x) => [x['actor'], x['tool'], x['senderRule'], x['outcome']])).toEqual([
-        ['rule', 'sender-rules', 'rules.example', 'pending'],
-        ['rule', 'sender-rules', 'rules.example', 'moved'],
+      });
+      const r = await b.call('count_moves', {});
+      expect(r.isError, r.text).toBe(false);
+      const c = r.structured as unknown as MoveCounts;
+      expect(c.complete).toBe(true);
+      expect(c.rule.moved.archive).toEqual({ messages: 2, threads: 0 });
+      expect(c.rule.moved.spam).toEqual({ messages: 1, threads: 0 });
+      expect(c.rule.messagesOutOfInbox).toBe(3);
+      // Refused once: by the sweep (a dry run writes nothing to the log).
+      expect(c.rule.refused).toEqual({ items: 1, byRule: { 'protected-correspondent': 1 } });
+      expect(c.rule.unknown.items).toBe(0);
+      expect(c.agent.moved.archive).toEqual({ messages: 0, threads: 1 });
+      expect(c.agent.messagesOutOfInbox).toBe(1);
+      expect(c.agent.refused).toEqual({ items: 1, byRule: { 'daily-cap': 1 } });
+      expect(c.agent.unknown).toEqual({
+        items: 1,
+        byKind: { archive: 0, spam: 0, trash: 1, snooze: 0, restore: 0, label: 0 },
+      });
+      // Moved items per sender (addresses fenced as mail-derived), most first, then by address.
+      const senders = c.bySender.map((x) => ({
+        ...x,
+        sender: unfence(x.sender ?? ''),
+      }));
+      expect(senders).toEqual([
+        { sender: 'info@rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
+        { sender: 'news@badrules.example', agent: 1, rule: 0, byKind: { archive: 1 } },
+        { sender: 'news@mail.rules.example', agent: 0, rule: 1, byKind: { archive: 1 } },
+        { sender: 'offers@junk.example', agent: 0, rule: 1, byKind: { spam: 1 } },
       ]);
-      expect(await whereIs(b, late)).toBe('Archive');
-      // A mailbox that cannot be reached: the account's error in the JSON, exit 1.
-      const down = await sweepRules(b, [], { ...cliEnv(b), MAILWARDEN_SANDBOX_URL: 'http://127.0.0.1:1' });
-      expect(down.status, down.stderr).toBe(1);
-      const s = JSON.parse(down.stdout) as Summary;
-      expect(s.ok).toBe(false);
-      expect(s.accounts[0]?.error?.code).toBeDefined();
+      expect(c.senders).toBe(4);
     });
-});
+
+    it('list_sender_rules shows the rules and says they change only in policy.json', async () => {
+      const r = await b.call('list_sender_rules', {});
+      expect(r.isError, r.text).toBe(false);
+      expect(r.structured).toMatchObject({
+        archive: ['rules.example'],
+        spam: ['offers@junk.example'],
+        sweepRulesEveryMinutes: 0,
+        sources: {
+          senderRules: 'policy.json default section',
+          sweepRulesEveryMinutes: 'policy.json default section',
+        },
+      });
+      expect(r.structured['policyPath']).toBe(join(b.configDir, 'policy.json'));
+      expect(r.structured['howToChange']).toMatch(/only by editing .*policy\.json/);
+    });
+
+    if (kind === 'gmail')
+      it('a serving server applies the rules at start; a failed sweep exits 1', async () => {
+        const late = await deliver(b, 'late', 'late@x.rules.example');
+        expect(await whereIs(b, late)).toBe('INBOX');
+        // The next server sweeps at start (and every 15 minutes).
+        const { sweepRulesEveryMinutes: _, ...rest } = POLICY.default;
+        writeFileSync(join(b.configDir, 'policy.json'), JSON.stringify({ default: rest }));
+        const records = async () =>
+          (await moveRecords(b)).filter((x) => (x['ids'] as string[]).includes(late.id as string));
+        const other = await b.another();
+        try {
+          // Done when the move's outcome line is in the log (the intent line comes first).
+          const deadline = Date.now() + 30_000;
+          while ((await records()).length < 2 && Date.now() < deadline)
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        } finally {
+          await other.close();
+        }
+        expect((await records()).map((x) => [x['actor'], x['tool'], x['senderRule'], x['outcome']])).toEqual([
+          ['rule', 'sender-rules', 'rules.example', 'pending'],
+          ['rule', 'sender-rules', 'rules.example', 'moved'],
+        ]);
+        expect(await whereIs(b, late)).toBe('Archive');
+        // A mailbox that cannot be reached: the account's error in the JSON, exit 1.
+        const down = await sweepRules(b, [], { ...cliEnv(b), MAILWARDEN_SANDBOX_URL: 'http://127.0.0.1:1' });
+        expect(down.status, down.stderr).toBe(1);
+        const s = JSON.parse(down.stdout) as Summary;
+        expect(s.ok).toBe(false);
+        expect(s.accounts[0]?.error?.code).toBeDefined();
+      });
+  },
+);

@@ -5,12 +5,6 @@ import type { Label } from '../../src/mail/types.js';
 import { Fence } from '../../src/mcp/untrusted.js';
 import type { LabelChange, LabelInput, Mailbox } from '../../src/providers/mailbox.js';
 import { runChunks } from '../../src/tools/bulk/chunks.js';
-import {
-  PREVIEW_TTL_MS,
-  checkPreview,
-  consumePreview,
-  issuePreview,
-} from '../../src/tools/bulk/preview-tokens.js';
 import type { ToolContext } from '../../src/tools/common/define.js';
 import { GMAIL_LABEL_COLORS, ensureLabel, resolveChange } from '../../src/tools/common/label-changes.js';
 
@@ -109,35 +103,6 @@ describe('runChunks', () => {
     ]);
     expect(seen.map(([n]) => n)).toEqual([1000, 200, 3]);
     expect(seen[2]?.[1]).toEqual({ add: [], remove: ['Label_1'] });
-  });
-});
-
-describe('preview tokens', () => {
-  const scope = { account: 'default', query: 'from:news', change: '{"add":["A"],"remove":[]}' };
-
-  it('pin a set for 30 minutes, then expire', () => {
-    const { token, expiresAt } = issuePreview(scope, ['m1', 'm2'], 1000);
-    expect(expiresAt).toBe(1000 + PREVIEW_TTL_MS);
-    expect([...checkPreview(token, scope, 1000 + PREVIEW_TTL_MS - 1)]).toEqual(['m1', 'm2']);
-    expect(() => checkPreview(token, scope, 1000 + PREVIEW_TTL_MS)).toThrow(/expired/);
-  });
-
-  it('refuse another account, query or change without using the token up; are single use', () => {
-    const { token } = issuePreview(scope, ['m1'], 0);
-    expect(() => checkPreview(token, { ...scope, account: 'work' }, 1)).toThrow(/account/);
-    expect(() => checkPreview(token, { ...scope, query: 'from:other' }, 1)).toThrow(/query/);
-    expect(() => checkPreview(token, { ...scope, change: '{}' }, 1)).toThrow(/different add\/remove/);
-    expect(checkPreview(token, scope, 1).size).toBe(1);
-    consumePreview(token);
-    expect(() => checkPreview(token, scope, 2)).toThrow(/already used/);
-  });
-
-  it('are unguessable and unknown ones are refused', () => {
-    const a = issuePreview(scope, [], 0).token;
-    const b = issuePreview(scope, [], 0).token;
-    expect(a).not.toBe(b);
-    expect(a).toMatch(/^pv_[A-Za-z0-9_-]{24}$/);
-    expect(() => checkPreview('pv_guess', scope, 0)).toThrow(/unknown token/);
   });
 });
 

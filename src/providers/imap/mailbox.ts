@@ -36,6 +36,7 @@ import { imapLabels } from './labels.js';
 import type { FolderModel } from './query.js';
 import {
   beginUse,
+  createFolder,
   examine,
   fetchCopies,
   holds,
@@ -641,7 +642,7 @@ export class ImapMailbox implements Mailbox {
         this.keywords?.names.set(target.id, target.id.slice(1));
         return { id: target.id, name: target.id.slice(1), type: 'user' };
       }
-      await client.mailboxCreate(target.path);
+      await createFolder(client, target.path);
       this.model = undefined;
       const fresh = await this.folders(client);
       const f = fresh.folders.find((x) => x.path === target.path);

@@ -302,3 +302,34 @@ function userFolders(m: ReadMessage): { folders?: string[] } {
   );
   return ids.length > 0 ? { folders: [...new Set(ids)] } : {};
 }
+
+/**
+ * CREATE a folder, subscribed. imapflow's mailboxCreate sends SUBSCRIBE after the CREATE so that
+ * clients showing only subscribed folders show it. gluon (Proton Mail Bridge's IMAP server)
+ * creates every mailbox subscribed already and answers NO "already subscribed" to a SUBSCRIBE of
+ * one (internal/db_impl/sqlite3/write_ops.go, internal/state/state.go `Subscribe`), so there
+ * the SUBSCRIBE is a wasted command (a second, on Bridge) and is not sent. gluon is known by the
+ * ID answer Bridge gives (vendor "Proton AG").
+ */
+export async function createFolder(client: ImapFlow, path: string): Promise<void> {
+  if (!subscribesOnCreate(client)) {
+    await client.mailboxCreate(path);
+    return;
+  }
+  const inner = client as unknown as { run: (command: string, ...args: unknown[]) => Promise<unknown> };
+  const run = inner.run;
+  // mailboxCreate's SUBSCRIBE goes through the client's own run(): answered here, not sent.
+  inner.run = (command, ...args) =>
+    command === 'SUBSCRIBE' ? Promise.resolve(true) : run.call(client, command, ...args);
+  try {
+    await client.mailboxCreate(path);
+  } finally {
+    delete (inner as { run?: unknown }).run;
+  }
+}
+
+/** Whether the server subscribes what it creates (gluon, by its ID answer). */
+function subscribesOnCreate(client: ImapFlow): boolean {
+  const info = (client as unknown as { serverInfo?: Record<string, unknown> | null }).serverInfo;
+  return typeof info?.['vendor'] === 'string' && /^proton ag$/i.test(info['vendor']);
+}

@@ -8,7 +8,7 @@ import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
 import { leavesInbox, returnsToInbox } from './inbox-moves.js';
 import type { FolderModel } from './query.js';
-import { examine, labelIdsOf, searchUids, uidSet } from './reader.js';
+import { createFolder, examine, labelIdsOf, searchUids, uidSet } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
 import type { WriteReport } from './writer.js';
@@ -145,7 +145,7 @@ export class WriteBatches {
     else {
       id = model.folders.find((f) => f.path === target.path)?.labelId;
       if (id === undefined && out) {
-        await client.mailboxCreate(target.path);
+        await createFolder(client, target.path);
         model = this.host.joined(client, target.path);
         id = model.folders.find((f) => f.path === target.path)?.labelId;
       }

@@ -125,6 +125,8 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
   let sentBytes = 0;
   const rawCache = new Map<string, Buffer>();
   const closers = new Set<() => void>();
+  /** Mailboxes a client unsubscribed (gluon subscribes every mailbox it creates). */
+  const unsubscribed = new Set<string>();
   let connections = 0;
 
   const claim = (text: string): ProxyFault | undefined => {
@@ -414,6 +416,23 @@ export async function startBridgeFront(options: BridgeFrontOptions): Promise<Bri
             return answerLocally(q, tag, `NO a label cannot have children: ${NOT_ALLOWED}`);
           }
           return forward(q, q.unit, tag);
+        }
+        // gluon creates every mailbox subscribed and answers NO to a SUBSCRIBE of a subscribed
+        // one (internal/db_impl/sqlite3/write_ops.go sets Subscribed on create;
+        // internal/state/state.go Subscribe returns ErrAlreadySubscribed). Dovecot keeps its own
+        // subscriptions, so the front keeps the names a client unsubscribed.
+        case 'SUBSCRIBE': {
+          const name = arg(0) ?? '';
+          if (!unsubscribed.has(name)) return answerLocally(q, tag, 'NO already subscribed to this mailbox');
+          return forward(q, q.unit, tag, (answer) => {
+            if (/^OK/i.test(answer)) unsubscribed.delete(name);
+          });
+        }
+        case 'UNSUBSCRIBE': {
+          const name = arg(0) ?? '';
+          return forward(q, q.unit, tag, (answer) => {
+            if (/^OK/i.test(answer)) unsubscribed.add(name);
+          });
         }
         case 'APPEND': {
           if (arg(0) === allMail) return answerLocally(q, tag, `NO ${NOT_ALLOWED}`);

@@ -37,6 +37,39 @@ export const MIGRATIONS: readonly string[] = [
      claimed_at timestamptz NOT NULL,
      PRIMARY KEY (account, timer)
    );`,
+  // Bulk preview tokens (src/store/pg/preview-tokens.ts), keyed by the token's SHA-256, and the
+  // one-click unsubscribe ledger (src/store/pg/sent-ledger.ts): the requests made, and the claims
+  // of requests under way.
+  `CREATE TABLE mailwarden_preview_tokens (
+     token_hash text PRIMARY KEY,
+     account text NOT NULL,
+     query text NOT NULL,
+     change text NOT NULL,
+     ids text[] NOT NULL,
+     issued_at timestamptz NOT NULL,
+     expires_at timestamptz NOT NULL,
+     used boolean NOT NULL DEFAULT false
+   );
+   CREATE INDEX mailwarden_preview_tokens_account ON mailwarden_preview_tokens (account, issued_at);
+   CREATE INDEX mailwarden_preview_tokens_expires ON mailwarden_preview_tokens (expires_at);
+   CREATE TABLE mailwarden_unsubscribe_ledger (
+     id bigserial PRIMARY KEY,
+     account text NOT NULL,
+     sender text NOT NULL,
+     url text NOT NULL,
+     at timestamptz NOT NULL,
+     thread_id text NOT NULL,
+     status integer
+   );
+   CREATE INDEX mailwarden_unsubscribe_ledger_sender ON mailwarden_unsubscribe_ledger (account, sender);
+   CREATE INDEX mailwarden_unsubscribe_ledger_url ON mailwarden_unsubscribe_ledger (account, url);
+   CREATE TABLE mailwarden_unsubscribe_claims (
+     account text NOT NULL,
+     key text NOT NULL,
+     holder text NOT NULL,
+     claimed_at timestamptz NOT NULL,
+     PRIMARY KEY (account, key)
+   );`,
   // The accounts registry (src/store/accounts-store.ts): each entry as accounts.json holds it, in
   // the order `accounts list` shows; every name and alias in one key table, so no name or alias
   // can name two accounts; and each account's secrets as the exact encrypted envelope the file

@@ -4,12 +4,18 @@ import { openStateDb } from './db.js';
 import type { StateDb } from './db.js';
 import { pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 import { pgTimerSlots } from './timer-slots.js';
+import { pgPreviewStore } from './preview-tokens.js';
+import { pgSentLedger } from './sent-ledger.js';
+import type { PreviewStore } from '../preview-tokens.js';
+import type { SentLedger } from '../../net/ledger.js';
 import type { TimerSlots } from '../../policy/timer-slots.js';
 
 export { MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } from './db.js';
 export type { StateDb } from './db.js';
 export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 export { pgTimerSlots } from './timer-slots.js';
+export { pgPreviewStore } from './preview-tokens.js';
+export { CLAIM_LEASE_MS, pgSentLedger } from './sent-ledger.js';
 
 /** The state a server keeps in PostgreSQL: opened (and migrated) once at start. */
 export interface PgState {
@@ -17,6 +23,8 @@ export interface PgState {
   policyStore: PolicyStore;
   inboxMarks: InboxMarkStore;
   timerSlots: TimerSlots;
+  previews: PreviewStore;
+  sentLedger: SentLedger;
 }
 
 export async function openPgState(url: string): Promise<PgState> {
@@ -26,5 +34,7 @@ export async function openPgState(url: string): Promise<PgState> {
     policyStore: pgPolicyStore(db),
     inboxMarks: pgInboxMarkStore(db),
     timerSlots: pgTimerSlots(db),
+    previews: pgPreviewStore(db),
+    sentLedger: pgSentLedger(db),
   };
 }

@@ -24,7 +24,7 @@ import {
   preflightMove,
   refusedEverything,
 } from './policy.js';
-import { checkPreview, consumePreview, issuePreview } from './preview-tokens.js';
+import { previewsOf } from './preview-tokens.js';
 import { preWriteReads } from './reads.js';
 import { undoPlanSchema } from './undo.js';
 import { agentLabelOf } from '../common/guarded.js';
@@ -164,8 +164,11 @@ export const bulkModify = defineTool({
       throw invalidInput('previewToken', 'a dryRun issues a token; send it with the write that follows');
     }
     const scope = { account: ctx.mailbox.account, query, change: changeKey(args.add, args.remove) };
+    const previews = previewsOf(ctx);
     const pinned =
-      args.previewToken === undefined ? undefined : checkPreview(args.previewToken, scope, ctx.clock.now());
+      args.previewToken === undefined
+        ? undefined
+        : await previews.check(args.previewToken, scope, ctx.clock.now());
     // A pinned set was already held to its cap; the listing only needs to find it again.
     const limit = pinned === undefined ? args.maxMessages : MAX_MESSAGES;
     // Both are reads, so they overlap: one round trip less on every bulk run. Nothing is
@@ -235,7 +238,8 @@ export const bulkModify = defineTool({
 
     if (args.dryRun) {
       // A token pins a set to write; an empty set has nothing to pin.
-      const issued = targetIds.length === 0 ? undefined : issuePreview(scope, targetIds, ctx.clock.now());
+      const issued =
+        targetIds.length === 0 ? undefined : await previews.issue(scope, targetIds, ctx.clock.now());
       const left = gate !== undefined && move !== undefined ? await gate.remaining() : null;
       return {
         ...(left === null ? {} : { remainingToday: left }),
@@ -282,7 +286,8 @@ export const bulkModify = defineTool({
     const confirmation =
       held?.confirmation ??
       (large !== undefined ? await confirmChange(ctx, large) : ('not_required' as const));
-    if (args.previewToken !== undefined) consumePreview(args.previewToken);
+    // Spent before the first write: of calls racing with one token (on any replica), one writes.
+    if (args.previewToken !== undefined) await previews.consume(args.previewToken, scope, ctx.clock.now());
     const change: LabelChange = {
       add: resolved.add.flatMap((w) => (w.kind === 'existing' ? [w.label.id] : [])),
       remove: resolved.remove.map((l) => l.id),

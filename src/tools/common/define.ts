@@ -11,6 +11,7 @@ import type { Outbound } from '../../net/outbound.js';
 import type { ActionLog } from '../../policy/action-log.js';
 import type { Gate } from '../../policy/gate.js';
 import type { InboxMarkStore } from '../../store/inbox-mark.js';
+import type { PreviewStore } from '../../store/preview-tokens.js';
 
 /**
  * How a tool touches the world; `src/mcp/` derives the MCP annotations from it:
@@ -72,6 +73,8 @@ export interface ToolContext {
   gate?: () => Promise<Gate>;
   /** The sweep's new-mail marks in the config dir (list_new_mail, mark_handled, check_new_mail). */
   inboxMarks?: InboxMarkStore;
+  /** Bulk preview tokens in the state the replicas share; absent: this process's memory. */
+  previews?: PreviewStore;
   /** The tiers this call's account is served with (absent: unknown, e.g. unit tests). */
   tiers?: ReadonlySet<Tier>;
 }

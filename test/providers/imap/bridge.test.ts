@@ -53,6 +53,11 @@ describe('mailwarden on the Bridge-like profile', () => {
 
     const flat = await b.call('create_label', { name: 'Probe' });
     expect(flat.isError, flat.text).toBe(false);
+    // gluon creates a mailbox subscribed, and refuses a SUBSCRIBE of it: CREATE alone goes out.
+    const sent = (front?.commands() ?? []).filter((c) => / (CREATE|SUBSCRIBE) /i.test(c.text));
+    expect(sent.map((c) => [c.text.replace(/^\S+ /, ''), c.answer?.slice(0, 2)])).toEqual([
+      ['CREATE Labels/Probe', 'OK'],
+    ]);
     const added = await b.call('modify_labels', { threadId: b.tid(k.calendarInvite), add: ['Probe'] });
     expect(added.isError, added.text).toBe(false);
     const server = (b.imap as NonNullable<Backend['imap']>).server;

@@ -85,8 +85,11 @@ describe('migrations', () => {
       'mailwarden_accounts',
       'mailwarden_action_log',
       'mailwarden_inbox_marks',
+      'mailwarden_preview_tokens',
       'mailwarden_schema',
       'mailwarden_timer_slots',
+      'mailwarden_unsubscribe_claims',
+      'mailwarden_unsubscribe_ledger',
     ]);
     expect(await query(url, 'SELECT version FROM mailwarden_schema ORDER BY version')).toEqual(
       Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })),
