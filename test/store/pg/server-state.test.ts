@@ -7,7 +7,6 @@ import type { PgCluster } from '../../helpers/postgres.js';
 import { startStack } from '../../helpers/stack.js';
 import type { Stack } from '../../helpers/stack.js';
 import { tempDir } from '../../helpers/temp.js';
-import { accountsIntoPostgres } from '../../helpers/pg-accounts.js';
 
 /*
  * The built server with MAILWARDEN_STATE=postgres://…: two server processes, each with a config
@@ -32,10 +31,9 @@ describe('two servers on one state database', () => {
     const policy = { default: { dailyMoveCap: 3, protectCorrespondents: false } };
     // The account and its token are in the database too (the passphrase is every server's).
     const env = { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: 'servers passphrase' };
-    const beforeSpawn = (dir: string) => accountsIntoPostgres(dir, url, env.MAILWARDEN_TOKEN_PASSPHRASE);
-    const a = await startStack({ policy, env, beforeSpawn });
+    const a = await startStack({ policy, env });
     stacks.push(a);
-    const b = await startStack({ policy, env, beforeSpawn, existingSandbox: a.sandbox });
+    const b = await startStack({ policy, env, existingSandbox: a.sandbox });
     stacks.push(b);
     const view = () => a.sandbox.mailbox(DEMO_ADDRESS);
     const inInbox = (threadId: string) =>
