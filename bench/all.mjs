@@ -17,10 +17,11 @@ const benches = {
   'install-size': 'install-size.mjs',
   'imap-loop': 'imap-loop.mjs',
   replicas: 'replicas.mjs',
+  'pg-writes': 'pg-writes.mjs',
 };
 // --quick: every benchmark once, small and without injected delays, to prove they all still run
 // (test/bench/quick.test.ts runs it in CI). Its numbers are not the recorded ones. The install-size
-// benchmark installs from the npm registry and is left out.
+// benchmark installs from the npm registry and is left out, and so is pg-writes (below).
 const quick = process.argv.includes('--quick');
 const QUICK_ENV = {
   BENCH_RUNS: '1',
@@ -36,7 +37,11 @@ const QUICK_ENV = {
   BENCH_CLIENTS: '4',
   BENCH_CALLS: '4',
 };
-if (quick) delete benches['install-size'];
+// pg-writes (a PostgreSQL cluster with fsync on, seven reps) takes about a minute: left out too.
+if (quick) {
+  delete benches['install-size'];
+  delete benches['pg-writes'];
+}
 const only = process.argv.slice(2).filter((a) => a !== '--quick');
 const out = {
   date: new Date().toISOString(),

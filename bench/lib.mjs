@@ -56,10 +56,11 @@ export async function connectV1(env) {
 /**
  * Spawn → tools/list answered with no client library at all: newline-delimited JSON-RPC over the
  * child's stdio (initialize, initialized, tools/list). Resolves with the milliseconds taken.
+ * `main`: another build's entry (bench/startup-compare.mjs); default this one's.
  */
-export function rawListToolsMs(env) {
+export function rawListToolsMs(env, main = MAIN) {
   const t = performance.now();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['pipe', 'pipe', 'ignore'],
   });

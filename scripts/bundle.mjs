@@ -2,7 +2,10 @@
 // Measured on these machines: loading ~150 separate ES modules cost about 90 ms of a ~430 ms
 // cold start; one entry plus lazily loaded chunks brings it near 340 ms (docs/benchmarks.md).
 // @napi-rs/keyring stays external: it loads a native binary of its own. pg (the PostgreSQL
-// driver) stays external too: only a server with MAILWARDEN_STATE=postgres://… loads it.
+// driver, plain JavaScript) is bundled into chunks of its own that only a server with
+// MAILWARDEN_STATE=postgres://… loads, so a files install carries it as ~100 kB of chunk instead of
+// 13 packages in node_modules (docs/benchmarks.md, install size); its optional native binding
+// (pg-native) is never used and stays out.
 import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -170,7 +173,7 @@ const result = await build({
   target: 'node20',
   outdir: 'dist/bundle',
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['@napi-rs/keyring', 'pg'],
+  external: ['@napi-rs/keyring', 'pg-native'],
   // Some dependencies are CommonJS and call require(); ESM output needs one in scope.
   banner: {
     js: "import { createRequire as __mwRequire } from 'node:module'; const require = __mwRequire(import.meta.url);",

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CLIENT_TIERS } from '../policy/clients.js';
 import { TIERS } from '../policy/tiers.js';
+import { redactUrl } from '../store/state.js';
 
 /*
  * Every command of the `mailwarden` CLI, in one table: the parser (Node's util.parseArgs, strict),
@@ -31,6 +32,8 @@ export interface ValueOption extends BaseOption {
   multiple?: boolean;
   /** The command cannot run without it (shown without brackets in the usage). */
   required?: boolean;
+  /** How a refused value is quoted back (a URL without its password); default: as given. */
+  show?: (v: string) => string;
 }
 export type OptionSpec = FlagOption | ValueOption;
 
@@ -281,6 +284,31 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {},
   },
   {
+    words: ['state', 'migrate'],
+    summary:
+      "move a one-machine install's state (action log, new-mail marks, timer slots) from its files into a PostgreSQL state database, in one transaction, and say what moved",
+    options: {
+      from: {
+        type: 'string',
+        value: 'files',
+        choices: ['files'],
+        required: true,
+        help: 'where the state is now: files (the state dir, MAILWARDEN_STATE_DIR or the config dir)',
+      },
+      to: {
+        type: 'string',
+        value: 'URL',
+        required: true,
+        help: 'the state database, postgres://user@host:port/database (MAILWARDEN_STATE of the servers after)',
+        check: (v) =>
+          /^postgres(ql)?:\/\/./.test(v) ? undefined : 'a PostgreSQL URL, postgres://user@host:port/database',
+        show: redactUrl,
+      },
+      'dry-run': { type: 'boolean', help: 'say what would move, write nothing' },
+      json,
+    },
+  },
+  {
     words: ['policy', 'show'],
     summary: 'the effective write policy (policy.json) per account; also plain `policy`',
     options: { account, json },
@@ -343,7 +371,15 @@ function findSpec(words: readonly string[]): { spec: CommandSpec; used: number }
   const one = COMMANDS.find((c) => c.words.length === 1 && c.words[0] === first);
   if (one !== undefined) return { spec: one, used: 1 };
   const sub = DEFAULT_SUB[first];
-  if (sub === undefined) return undefined;
+  if (sub === undefined) {
+    // `state` alone names no command of its own (migrating is never a default): say which do.
+    const subs = COMMANDS.filter((c) => c.words.length === 2 && c.words[0] === first);
+    if (subs.length > 0)
+      throw new UsageError(
+        `unknown command "${second !== undefined && !second.startsWith('-') ? `${first} ${second}` : first}": ${subs.map((c) => `"${name(c)}"`).join(', ')}`,
+      );
+    return undefined;
+  }
   if (second !== undefined && !second.startsWith('-'))
     throw new UsageError(
       `unknown command "${first} ${second}": ${COMMANDS.filter((c) => c.words[0] === first)
@@ -423,10 +459,11 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
     const o = spec.options[k];
     if (o === undefined || o.type !== 'string' || v === undefined) continue;
     for (const one of Array.isArray(v) ? v : [v as string]) {
+      const shown = o.show?.(one) ?? one;
       if (o.choices !== undefined && !o.choices.includes(one))
-        throw new UsageError(`${where}--${k} must be one of ${o.choices.join(', ')} (got "${one}")`);
+        throw new UsageError(`${where}--${k} must be one of ${o.choices.join(', ')} (got "${shown}")`);
       const why = o.check?.(one);
-      if (why !== undefined) throw new UsageError(`${where}--${k} must be ${why} (got "${one}")`);
+      if (why !== undefined) throw new UsageError(`${where}--${k} must be ${why} (got "${shown}")`);
     }
   }
   for (const group of spec.exclusive ?? []) {

@@ -220,6 +220,8 @@ async function main(): Promise<number | undefined> {
         process.env,
       );
     }
+    case 'state migrate':
+      return (await import('./state.js')).stateCommand(p, process.env);
     case 'clients list':
     case 'clients add':
     case 'clients remove':

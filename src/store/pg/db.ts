@@ -37,7 +37,7 @@ export const MIGRATIONS: readonly string[] = [
      claimed_at timestamptz NOT NULL,
      PRIMARY KEY (account, timer)
    );`,
-  // Bulk preview tokens (src/store/pg/preview-tokens.ts), keyed by the token's SHA-256, and the
+  // 3: bulk preview tokens (src/store/pg/preview-tokens.ts), keyed by the token's SHA-256, and the
   // one-click unsubscribe ledger (src/store/pg/sent-ledger.ts): the requests made, and the claims
   // of requests under way.
   `CREATE TABLE mailwarden_preview_tokens (
@@ -96,7 +96,7 @@ export const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Advisory lock key (a fixed 64-bit number) that serializes migrations across replicas. */
-const MIGRATE_LOCK = '7244145573123661606';
+export const MIGRATE_LOCK = '7244145573123661606';
 
 export interface StateDb {
   readonly pool: Pool;
