@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { MailError, invalidInput } from '../mail/errors.js';
 import type { Tier } from '../policy/tiers.js';
 import { addAccount, checkName, parseTiers, readAccounts } from '../store/accounts.js';
@@ -10,9 +9,9 @@ import type {
   SignInRequest,
   SignInStart,
 } from '../store/accounts.js';
-import { tokenPath } from '../store/config.js';
+import { accountsStore } from '../store/accounts-store.js';
 import type { Env } from '../store/config.js';
-import { readTokenMeta } from '../store/tokens.js';
+import { readAccountTokenMeta } from '../store/tokens.js';
 import { beginSignIn } from './auth.js';
 
 /**
@@ -90,7 +89,7 @@ export function accountSignIns(deps: SignInDeps): (input: SignInRequest) => Prom
     // A token nobody registered yet (`mailwarden auth --account NAME`): register it as it is.
     if (
       entry === undefined &&
-      (await readTokenMeta(tokenPath(env, name)).catch(() => undefined)) !== undefined
+      (await readAccountTokenMeta(await accountsStore(env), name).catch(() => undefined)) !== undefined
     ) {
       const added = await deps.register({
         name,
@@ -127,7 +126,7 @@ export function accountSignIns(deps: SignInDeps): (input: SignInRequest) => Prom
         });
       } catch (e) {
         // No token without its account: a new one is taken back out.
-        if (!hadToken) await rm(started.path, { force: true });
+        if (!hadToken) await (await accountsStore(env)).removeSecret(name, 'gmail-token');
         throw e;
       }
       await deps.forget(name);

@@ -22,8 +22,9 @@ import type {
   RemovedAccount,
   Revoker,
 } from '../store/accounts.js';
-import { readToken, tokenPath } from '../store/config.js';
-import { tiersGrantedAt } from '../store/tokens.js';
+import { readToken } from '../store/config.js';
+import { accountsStore } from '../store/accounts-store.js';
+import { tiersGrantedFor } from '../store/tokens.js';
 import { accountSignIns } from './account-sign-in.js';
 import type { Env } from '../store/config.js';
 
@@ -44,8 +45,8 @@ export interface AccountRouter extends AccountRouting {
 }
 
 /**
- * Which accounts a server serves, and their mailboxes. accounts.json is re-read on every call
- * (one small file), so `mailwarden accounts …` in another terminal takes effect without a
+ * Which accounts a server serves, and their mailboxes. The registry is re-read on every call
+ * (one small file, or one query of the state database), so `mailwarden accounts …` in another terminal takes effect without a
  * restart; mailboxes open on first use, never at start-up.
  */
 export function accountRouter(opts: RouterOptions): AccountRouter {
@@ -77,7 +78,7 @@ export function accountRouter(opts: RouterOptions): AccountRouter {
     // read is always on: every account can at least be read if the server lists anything.
     const own = new Set<Tier>(['read', ...a.tiers.filter((t) => opts.serverTiers.has(t))]);
     if (opts.demo) return { name: a.name, tiers: own };
-    const granted = await tiersGrantedAt(tokenPath(opts.env, a.name), own);
+    const granted = await tiersGrantedFor(await accountsStore(opts.env), a.name, own);
     return { name: a.name, tiers: granted.tiers };
   };
 
@@ -248,7 +249,9 @@ export async function accountsCommand(argv: readonly string[], env: Env): Promis
         if (name === undefined) break;
         const out = await removeAccount(env, name, googleRevoker(env));
         const what = out.removed ? `Removed account "${out.removed.name}"` : `No entry for "${name}"`;
-        const secret = out.removed?.provider === 'imap' ? 'stored password' : 'token file';
+        const onFiles = (await accountsStore(env)).kind === 'files';
+        const secret =
+          out.removed?.provider === 'imap' ? 'stored password' : onFiles ? 'token file' : 'stored token';
         console.log(`${what}; ${secret} ${out.tokenDeleted ? 'deleted' : 'was already gone'}.`);
         if (out.newDefault !== undefined) console.log(`Default account is now "${out.newDefault}".`);
         if (out.revoked) console.log('The grant was revoked at Google.');

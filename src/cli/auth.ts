@@ -6,10 +6,16 @@ import { DEFAULT_CONSENT_TIMEOUT_MS, authorizeBase, startConsent } from '../prov
 import type { Consent } from '../providers/gmail/sign-in.js';
 import { googleTransport } from '../providers/gmail/transport.js';
 import { Wire } from '../providers/gmail/wire.js';
-import { accountName, readOAuthClient, tokenPath } from '../store/config.js';
+import { accountName, readOAuthClient } from '../store/config.js';
+import { accountsStore } from '../store/accounts-store.js';
 import type { Env } from '../store/config.js';
 import { narrowTiers } from '../policy/grants.js';
-import { chooseProtection, describeProtection, readTokenMeta, writeToken } from '../store/tokens.js';
+import {
+  chooseProtection,
+  describeProtection,
+  readAccountTokenMeta,
+  writeAccountToken,
+} from '../store/tokens.js';
 import type { Protection, TokenDeps, TokenMeta } from '../store/tokens.js';
 
 /**
@@ -64,6 +70,7 @@ export interface SignIn {
   url: string;
   scopes: string[];
   timeoutMs: number;
+  /** Where the token is stored: its file, or the state database. */
   path: string;
   protection: Protection;
   previous: TokenMeta | undefined;
@@ -77,10 +84,17 @@ export async function beginSignIn(o: SignInOptions): Promise<SignIn> {
   const { env } = o;
   const client = await readOAuthClient(env);
   const scopes = scopesForTiers(o.tiers);
-  const path = tokenPath(env, o.account);
-  const previous = await readTokenMeta(path).catch(() => undefined);
+  const store = await accountsStore(env);
+  const path = store.secretWhere(o.account, 'gmail-token');
+  const previous = await readAccountTokenMeta(store, o.account).catch(() => undefined);
   const timeoutMs = signInTimeoutOf(env);
   const protection = await chooseProtection(env, o.deps ?? {});
+  // Refused before the browser is involved: the state database never holds a plaintext token.
+  if (protection.kind === 'none' && !store.plaintextSecrets)
+    throw new MailError(
+      'not_authorized',
+      `The token would be stored unencrypted (${protection.reason}), and the state database (MAILWARDEN_STATE) never holds a plaintext secret. Set MAILWARDEN_TOKEN_PASSPHRASE (the same on every replica) and sign in again. ${o.retryHint}`,
+    );
   const sandbox = env['MAILWARDEN_SANDBOX_URL'];
   const expected = o.registered ?? previous?.address;
   const consent: Consent = await startConsent({
@@ -103,8 +117,9 @@ export async function beginSignIn(o: SignInOptions): Promise<SignIn> {
           { field: 'account' },
         );
       }
-      await writeToken(
-        path,
+      await writeAccountToken(
+        store,
+        o.account,
         {
           refreshToken: got.refreshToken,
           address: got.address,

@@ -8,7 +8,8 @@ import { accountName, configDir, readToken, tokenPath } from '../store/config.js
 import type { Env, OAuthClient, StoredToken } from '../store/config.js';
 import { scopesCoverTier } from '../policy/grants.js';
 import { readAccountEntry, readAccounts } from '../store/accounts.js';
-import { readTokenMeta } from '../store/tokens.js';
+import { readAccountTokenMeta } from '../store/tokens.js';
+import { accountsStore } from '../store/accounts-store.js';
 import type { TokenDeps, TokenMeta } from '../store/tokens.js';
 
 /**
@@ -168,10 +169,13 @@ export async function collectChecks(
   const creds = await checkCredentials(env);
   items.push(creds.item);
 
-  const path = tokenPath(env, account);
+  let path = tokenPath(env, account);
   let meta: TokenMeta | undefined;
   try {
-    meta = await readTokenMeta(path);
+    // The accounts store MAILWARDEN_STATE chooses: the token file, or the state database.
+    const store = await accountsStore(env);
+    path = store.secretWhere(account, 'gmail-token');
+    meta = await readAccountTokenMeta(store, account);
   } catch (e) {
     items.push({
       id: 'token',

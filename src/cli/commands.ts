@@ -510,7 +510,8 @@ function synopsis(spec: CommandSpec): string {
 const ENVIRONMENT = `Environment: MAILWARDEN_TOOLS (tiers: read,manage,filters), MAILWARDEN_READONLY=1,
 MAILWARDEN_ACCOUNT, MAILWARDEN_CONFIG_DIR (or MAILWARDEN_DIR), MAILWARDEN_STATE_DIR (action log, marks, locks,
 preview tokens; default: the config dir), MAILWARDEN_STATE=files|postgres://… (where the action log,
-the write lock, the marks, preview tokens and the unsubscribe ledger live; default: files), MAILWARDEN_CREDENTIALS (OAuth client JSON),
+the write lock, the marks, preview tokens, the unsubscribe ledger and the accounts with their
+encrypted secrets live; default: files), MAILWARDEN_CREDENTIALS (OAuth client JSON),
 MAILWARDEN_TOKEN_PASSPHRASE (encrypt tokens with a passphrase), MAILWARDEN_KEYSTORE=auto|off,
 MAILWARDEN_AUTH_TIMEOUT_MS, MAILWARDEN_AUTO_SWEEP=1 (sweep snoozed threads at
 start and hourly while serving), MAILWARDEN_NOW (testing aid: the clock starts at this ISO instant),

@@ -38,12 +38,8 @@ async function checkAccount(p: Parsed): Promise<void> {
     return;
   }
   if (wanted === 'default') return;
-  const { tokenPath } = await import('../store/config.js');
-  const { access } = await import('node:fs/promises');
-  const exists = await access(tokenPath(process.env, wanted)).then(
-    () => true,
-    () => false,
-  );
+  const { accountsStore } = await import('../store/accounts-store.js');
+  const exists = await (await accountsStore(process.env)).hasSecret(wanted, 'gmail-token');
   if (!exists)
     throw new UsageError(
       `--account: no account "${wanted}": no accounts are registered and there is no token for it (mailwarden auth --account ${wanted}, or mailwarden accounts add)`,

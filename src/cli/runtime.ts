@@ -7,8 +7,9 @@ import { GmailMailbox } from '../providers/gmail/mailbox.js';
 import { googleTransport, loopbackTransport } from '../providers/gmail/transport.js';
 import type { Mailbox } from '../providers/mailbox.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { accountName, readOAuthClient, readToken, stateDir, tokenPath } from '../store/config.js';
-import { tiersGrantedAt } from '../store/tokens.js';
+import { accountName, readOAuthClient, readToken, stateDir } from '../store/config.js';
+import { tiersGrantedFor } from '../store/tokens.js';
+import { accountsStore } from '../store/accounts-store.js';
 import { inboxMarkStore } from '../store/inbox-mark.js';
 import { openState } from './state.js';
 import { filePreviewStore } from '../store/preview-tokens.js';
@@ -225,10 +226,11 @@ async function assemble(
 ): Promise<BuiltRuntime> {
   const { envTiers, clock, log, limits, confirmMode, format, fullOutputSchemas, sandbox } = pre;
   const account = opts.demo ? 'demo' : accountName(opts.env, opts.account);
-  // A tier the stored token was not granted is not listed (one small file read, no key needed).
+  // A tier the stored token was not granted is not listed (one small file read, no key needed;
+  // with MAILWARDEN_STATE=postgres://… one row of the state database).
   const granted = opts.demo
     ? { tiers: envTiers, dropped: [] }
-    : await tiersGrantedAt(tokenPath(opts.env, account), envTiers);
+    : await tiersGrantedFor(await accountsStore(opts.env), account, envTiers);
   const tiers = granted.tiers;
   if (granted.dropped.length > 0) {
     log.warn('tiers not granted by the stored token are off; run `mailwarden auth` to grant them', {

@@ -1,4 +1,4 @@
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MailError, invalidInput } from '../mail/errors.js';
 import { TIERS } from '../policy/tiers.js';
@@ -6,15 +6,18 @@ import type { Tier } from '../policy/tiers.js';
 import { writeFileAtomic } from './atomic.js';
 import type { ImapSettings } from '../providers/imap/settings.js';
 import { parseImapSettings } from './account-imap.js';
-import { configDir, readToken, tokenPath } from './config.js';
+import { configDir } from './config.js';
 import type { Env } from './config.js';
-import { removeImapPassword } from './imap-secret.js';
+import type { AccountsStore } from './accounts-store.js';
+import { readAccountToken } from './tokens.js';
 
 /**
  * The accounts one server may serve: `accounts.json` in the config dir,
  * `{"accounts": [{name, alias?, address?, provider, imap?, tiers, default, added}]}`. It names
  * accounts, how to reach IMAP ones, and the tiers each allows; it never holds a secret (Gmail
- * tokens stay in tokens/<name>.json, IMAP passwords in tokens/imap/<name>.json).
+ * tokens stay in tokens/<name>.json, IMAP passwords in tokens/imap/<name>.json). That is the files
+ * backend of the accounts store (accounts-store.ts); with MAILWARDEN_STATE=postgres://… the same
+ * entries and secrets live in the state database, and the functions below work on either.
  */
 
 export interface AccountEntry {
@@ -31,6 +34,11 @@ export interface AccountEntry {
   default: boolean;
   /** ISO 8601; absent only for the implicit account of a server without accounts.json. */
   added?: string;
+}
+
+/** The accounts store MAILWARDEN_STATE chooses (imported on use: its module imports this one). */
+async function accountsStore(env: Env): Promise<AccountsStore> {
+  return (await import('./accounts-store.js')).accountsStore(env);
 }
 
 /** Tiers that make sense per account; `accounts` governs the registry itself, not a mailbox. */
@@ -148,8 +156,35 @@ function checkUnique(list: readonly AccountEntry[], onClash: (problem: string) =
   }
 }
 
-/** The registered accounts; none when the file does not exist (a single-account setup). */
+/**
+ * Entries as stored (accounts.json's list, or the state database's rows), checked field by field
+ * and for names and aliases used twice; `where` names the store in the messages.
+ */
+export function accountsFromStored(where: string, list: readonly unknown[]): AccountEntry[] {
+  const entries = list.map((raw, i) => parseEntry(where, raw, i));
+  checkUnique(entries, (p) => bad(where, p));
+  return normaliseDefault(entries);
+}
+
+/**
+ * A changed list before it is saved: names and aliases unique (the same invalid_input the file's
+ * reader gives), exactly one default.
+ */
+export function checkedForSave(where: string, list: readonly AccountEntry[]): AccountEntry[] {
+  checkUnique(list, (p) => bad(where, p));
+  return list.length === 0 ? [] : normaliseDefault([...list]);
+}
+
+/**
+ * The registered accounts, from the accounts store MAILWARDEN_STATE chooses (accounts.json by
+ * default); none when there are none (a single-account setup).
+ */
 export async function readAccounts(env: Env): Promise<AccountEntry[]> {
+  return (await accountsStore(env)).list();
+}
+
+/** accounts.json itself: the files backend's registry; none when the file does not exist. */
+export async function readAccountsFile(env: Env): Promise<AccountEntry[]> {
   const path = accountsPath(env);
   let text: string;
   try {
@@ -166,9 +201,7 @@ export async function readAccounts(env: Env): Promise<AccountEntry[]> {
   }
   const list = (json as { accounts?: unknown } | null)?.accounts;
   if (!Array.isArray(list)) throw bad(path, 'has no "accounts" list');
-  const entries = list.map((raw, i) => parseEntry(path, raw, i));
-  checkUnique(entries, (p) => bad(path, p));
-  return normaliseDefault(entries);
+  return accountsFromStored(path, list);
 }
 
 /** Replaced whole (never torn for a concurrent reader); 0600 like the token files beside it. */
@@ -178,7 +211,7 @@ export async function writeAccounts(env: Env, list: readonly AccountEntry[]): Pr
 
 /** The registered entry for a name, alias or address, or undefined (e.g. the implicit Gmail account). */
 export async function readAccountEntry(env: Env, ref: string): Promise<AccountEntry | undefined> {
-  return findAccount(await readAccounts(env), ref);
+  return (await accountsStore(env)).find(ref);
 }
 
 /** An account by name, alias or address (case-insensitive). */
@@ -259,7 +292,17 @@ export interface NewAccount {
 
 export async function addAccount(env: Env, input: NewAccount, now: Date = new Date()): Promise<AccountEntry> {
   const name = checkName(input.name, 'name');
-  const all = await readAccounts(env);
+  // One read-modify-write of the registry (serialized by the database when it is there).
+  return (await accountsStore(env)).update((all) => withAccount(all, name, input, now));
+}
+
+/** The registry with `input` added (or replacing its entry); the new entry. Pure. */
+function withAccount(
+  all: readonly AccountEntry[],
+  name: string,
+  input: NewAccount,
+  now: Date,
+): { list: AccountEntry[]; result: AccountEntry } {
   const provider = input.imap === undefined ? 'gmail' : 'imap';
   const old =
     input.replace === true ? all.find((a) => a.name === name && a.provider === provider) : undefined;
@@ -288,19 +331,18 @@ export async function addAccount(env: Env, input: NewAccount, now: Date = new Da
   const others = list.map((a) => (entry.default ? { ...a, default: false } : a));
   // A replaced entry keeps its place in the list (the order `accounts list` shows).
   const at = old === undefined ? others.length : all.indexOf(old);
-  await writeAccounts(env, [...others.slice(0, at), entry, ...others.slice(at)]);
-  return entry;
+  return { list: [...others.slice(0, at), entry, ...others.slice(at)], result: entry };
 }
 
 export async function setDefaultAccount(env: Env, ref: string): Promise<AccountEntry> {
-  const list = await readAccounts(env);
-  const found = findAccount(list, ref);
-  if (found === undefined) throw notRegistered(list, ref);
-  await writeAccounts(
-    env,
-    list.map((a) => ({ ...a, default: a.name === found.name })),
-  );
-  return { ...found, default: true };
+  return (await accountsStore(env)).update((list) => {
+    const found = findAccount(list, ref);
+    if (found === undefined) throw notRegistered(list, ref);
+    return {
+      list: list.map((a) => ({ ...a, default: a.name === found.name })),
+      result: { ...found, default: true },
+    };
+  });
 }
 
 export interface RemovedAccount {
@@ -316,27 +358,24 @@ export interface RemovedAccount {
 }
 
 /**
- * Deletes the entry and the token file, whatever else fails: a user removing an account wants
+ * Deletes the entry and the stored token or password, whatever else fails: a user removing an account wants
  * its credentials gone from this machine. A name with a token file but no entry (the implicit
  * single account) is removable too.
  */
 export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Promise<RemovedAccount> {
-  const list = await readAccounts(env);
+  const store = await accountsStore(env);
+  const list = await store.list();
   const found = findAccount(list, ref);
   const name = found?.name ?? checkName(ref, 'name');
-  const token = tokenPath(env, name);
-  const tokenExisted = await stat(token).then(
-    () => true,
-    () => false,
-  );
-  const imapSecret = await removeImapPassword(env, name);
+  const tokenExisted = await store.hasSecret(name, 'gmail-token');
+  const imapSecret = await store.removeSecret(name, 'imap-password');
   if (found === undefined && !tokenExisted && !imapSecret) throw notRegistered(list, ref);
   // An IMAP account has no grant to revoke: deleting the stored password is the whole of it.
   const gmail = found?.provider !== 'imap';
   const out: RemovedAccount = { tokenDeleted: imapSecret, revoked: false };
   if (gmail && tokenExisted && revoke !== undefined) {
     // Best effort: an undecryptable token or an unreachable Google never blocks the removal.
-    const refreshToken = await readToken(env, name).then(
+    const refreshToken = await readAccountToken(store, name, env).then(
       (t) => t.refreshToken,
       () => undefined,
     );
@@ -344,14 +383,16 @@ export async function removeAccount(env: Env, ref: string, revoke?: Revoker): Pr
   }
   if (gmail && !out.revoked) out.note = REVOKE_NOTE;
   if (found !== undefined) {
-    const rest = list.filter((a) => a.name !== found.name);
-    const next = found.default && rest.length > 0 ? normaliseDefault(rest) : rest;
-    await writeAccounts(env, next);
+    // Taken out of the registry as it is now (another writer may have changed it meanwhile).
+    const promoted = await store.update((current) => {
+      const rest = current.filter((a) => a.name !== found.name);
+      const next = found.default && rest.length > 0 ? normaliseDefault(rest) : rest;
+      return { list: next, result: found.default ? next.find((a) => a.default) : undefined };
+    });
     out.removed = found;
-    const promoted = found.default ? next.find((a) => a.default) : undefined;
     if (promoted !== undefined) out.newDefault = promoted.name;
   }
-  await rm(token, { force: true });
+  await store.removeSecret(name, 'gmail-token');
   out.tokenDeleted ||= tokenExisted;
   return out;
 }

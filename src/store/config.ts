@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MailError } from '../mail/errors.js';
-import { readTokenFile } from './tokens.js';
+import { readAccountToken } from './tokens.js';
 import type { TokenDeps } from './tokens.js';
 
 export type Env = Record<string, string | undefined>;
@@ -90,11 +90,14 @@ export function tokenPath(env: Env, account: string): string {
 }
 
 /**
- * The account's refresh token, decrypted (MAILWARDEN_TOKEN_PASSPHRASE or the OS keyring, as the
+ * The account's refresh token from the accounts store (tokens/<account>.json, or the state
+ * database with MAILWARDEN_STATE=postgres://…), decrypted (MAILWARDEN_TOKEN_PASSPHRASE or the OS keyring, as the
  * file records). Every failure is a MailError naming the fix.
  */
 export async function readToken(env: Env, account: string, deps: TokenDeps = {}): Promise<StoredToken> {
-  return readTokenFile(tokenPath(env, account), env, deps);
+  // Imported here, not at the top: the accounts store's modules import this one.
+  const { accountsStore } = await import('./accounts-store.js');
+  return readAccountToken(await accountsStore(env), account, env, deps);
 }
 
 /** Account names are lower-cased: one name, one token file. */

@@ -1,8 +1,6 @@
-import { readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { MailError } from '../mail/errors.js';
-import { writeFileAtomic } from './atomic.js';
-import { configDir } from './config.js';
+import { accountsStore, secretPath } from './accounts-store.js';
+import type { AccountsStore } from './accounts-store.js';
 import type { Env } from './config.js';
 import { DecryptError, deriveKey, newScryptParams, seal, unseal } from './crypto.js';
 import type { ScryptParams, Sealed } from './crypto.js';
@@ -15,7 +13,9 @@ import type { ProtectionKind, TokenDeps } from './tokens.js';
  * sealed with the OS-keyring key or a MAILWARDEN_TOKEN_PASSPHRASE-derived key, plaintext with a
  * loud warning when neither exists. It lives in `tokens/imap/<account>.json` (0600, directories
  * 0700): a subdirectory, because account names may contain dots and a suffix such as
- * `<name>.imap.json` could be another account's Gmail token file. Never in accounts.json.
+ * `<name>.imap.json` could be another account's Gmail token file. Never in accounts.json. With
+ * MAILWARDEN_STATE=postgres://… the same text is kept in the state database instead
+ * (src/store/accounts-store.ts), where a plaintext one is refused.
  */
 
 interface SecretFile {
@@ -39,7 +39,7 @@ export interface StoredImapPassword {
 const PASSPHRASE_VAR = 'MAILWARDEN_TOKEN_PASSPHRASE';
 
 export function imapSecretPath(env: Env, account: string): string {
-  return join(configDir(env), 'tokens', 'imap', `${account}.json`);
+  return secretPath(env, account, 'imap-password');
 }
 
 const storeAgain = (account: string): string =>
@@ -55,8 +55,9 @@ export async function writeImapPassword(
   password: string,
   deps: TokenDeps = {},
 ): Promise<StoredImapPassword> {
+  const store = await accountsStore(env);
   const protection = await chooseProtection(env, deps);
-  const path = imapSecretPath(env, account);
+  const path = store.secretWhere(account, 'imap-password');
   let file: SecretFile;
   const head = { version: 1, kind: 'imap-password', account, protection: protection.kind } as const;
   if (protection.kind === 'none') file = { ...head, password };
@@ -67,7 +68,7 @@ export async function writeImapPassword(
     const key = await deriveKey(protection.passphrase, kdf);
     file = { ...head, kdf, password: seal(key, password, aadOf('passphrase', account)) };
   }
-  await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { tightenDir: true });
+  await store.writeSecret(account, 'imap-password', `${JSON.stringify(file, null, 2)}\n`);
   const out: StoredImapPassword = { path, protection: protection.kind };
   if (protection.kind === 'none')
     out.warning =
@@ -76,14 +77,16 @@ export async function writeImapPassword(
   return out;
 }
 
-async function readRaw(path: string, account: string): Promise<Record<string, unknown> | undefined> {
-  let text: string;
+async function readRaw(store: AccountsStore, account: string): Promise<Record<string, unknown> | undefined> {
+  const path = store.secretWhere(account, 'imap-password');
+  let text: string | undefined;
   try {
-    text = await readFile(path, 'utf8');
+    text = await store.readSecret(account, 'imap-password');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (e instanceof MailError) throw e;
     throw new MailError('not_authorized', `The IMAP password file ${path} cannot be read (${String(e)}).`);
   }
+  if (text === undefined) return undefined;
   try {
     const json = JSON.parse(text) as unknown;
     if (json !== null && typeof json === 'object' && !Array.isArray(json))
@@ -96,7 +99,7 @@ async function readRaw(path: string, account: string): Promise<Record<string, un
 
 /** How the stored password is protected, without opening it; undefined when there is none. */
 export async function imapPasswordProtection(env: Env, account: string): Promise<ProtectionKind | undefined> {
-  const json = await readRaw(imapSecretPath(env, account), account);
+  const json = await readRaw(await accountsStore(env), account);
   if (json === undefined) return undefined;
   const p = json['protection'];
   return p === 'keyring' || p === 'passphrase' ? p : 'none';
@@ -107,8 +110,8 @@ async function keyFor(
   env: Env,
   account: string,
   deps: TokenDeps,
+  path: string,
 ): Promise<Buffer> {
-  const path = imapSecretPath(env, account);
   if (json['protection'] === 'passphrase') {
     const passphrase = env[PASSPHRASE_VAR];
     if (passphrase === undefined || passphrase === '')
@@ -151,8 +154,9 @@ async function keyFor(
 
 /** The account's IMAP password. Every failure is a MailError naming the fix; none contains the password. */
 export async function readImapPassword(env: Env, account: string, deps: TokenDeps = {}): Promise<string> {
-  const path = imapSecretPath(env, account);
-  const json = await readRaw(path, account);
+  const store = await accountsStore(env);
+  const path = store.secretWhere(account, 'imap-password');
+  const json = await readRaw(store, account);
   if (json === undefined)
     throw new MailError(
       'not_authorized',
@@ -164,7 +168,7 @@ export async function readImapPassword(env: Env, account: string, deps: TokenDep
     if (typeof stored === 'string' && stored !== '') return stored;
     throw new MailError('needs_reauth', `${path} holds no password; ${storeAgain(account)}.`);
   }
-  const key = await keyFor(json, env, account, deps);
+  const key = await keyFor(json, env, account, deps, path);
   try {
     return unseal(key, stored as Sealed, aadOf(protection, account));
   } catch (e) {
@@ -182,11 +186,5 @@ export async function readImapPassword(env: Env, account: string, deps: TokenDep
 
 /** True when there was a file to delete. */
 export async function removeImapPassword(env: Env, account: string): Promise<boolean> {
-  const path = imapSecretPath(env, account);
-  const existed = await stat(path).then(
-    () => true,
-    () => false,
-  );
-  await rm(path, { force: true });
-  return existed;
+  return (await accountsStore(env)).removeSecret(account, 'imap-password');
 }

@@ -2,9 +2,10 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { checkName } from './accounts.js';
-import { configDir, tokenPath } from './config.js';
+import { configDir } from './config.js';
+import { accountsStore } from './accounts-store.js';
 import type { Env } from './config.js';
-import { chooseProtection, describeProtection, readTokenMeta, writeToken } from './tokens.js';
+import { chooseProtection, describeProtection, readAccountTokenMeta, writeAccountToken } from './tokens.js';
 import type { TokenDeps } from './tokens.js';
 
 /**
@@ -132,14 +133,15 @@ export async function importReference(
       tokens.push({ file, account, outcome: 'unreadable', why: parsed.why });
       continue;
     }
-    const target = tokenPath(env, account);
-    if (!options.force && (await readTokenMeta(target).catch(() => ({}))) !== undefined) {
+    const store = await accountsStore(env);
+    if (!options.force && (await readAccountTokenMeta(store, account).catch(() => ({}))) !== undefined) {
       tokens.push({ file, account, outcome: 'exists' });
       continue;
     }
     protection ??= await chooseProtection(env, options.deps ?? {});
-    await writeToken(
-      target,
+    await writeAccountToken(
+      store,
+      account,
       {
         refreshToken: parsed.refreshToken,
         address: parsed.address,

@@ -8,6 +8,7 @@ import { DecryptError, deriveKey, newScryptParams, seal, unseal } from './crypto
 import type { ScryptParams, Sealed } from './crypto.js';
 import { KeystoreUnavailable, keystoreMode, loadKey, loadOrCreateKey, osKeyring } from './keystore.js';
 import type { KeyringBackend } from './keystore.js';
+import type { AccountsStore } from './accounts-store.js';
 
 /**
  * The token file, `tokens/<account>.json` (0600 in a 0700 directory). Address, scopes and issue
@@ -113,6 +114,21 @@ export interface NewToken {
 }
 
 export async function writeToken(path: string, token: NewToken, protection: Protection): Promise<void> {
+  await writeFileAtomic(path, await sealToken(token, protection), { tightenDir: true });
+}
+
+/** Stores an account's token in the accounts store (the file above, or the state database). */
+export async function writeAccountToken(
+  store: AccountsStore,
+  account: string,
+  token: NewToken,
+  protection: Protection,
+): Promise<void> {
+  await store.writeSecret(account, 'gmail-token', await sealToken(token, protection));
+}
+
+/** The token file's text: what the file holds, and what the state database holds byte for byte. */
+export async function sealToken(token: NewToken, protection: Protection): Promise<string> {
   const file: TokenFile = {
     version: 1,
     address: token.address,
@@ -129,7 +145,7 @@ export async function writeToken(path: string, token: NewToken, protection: Prot
     const key = await deriveKey(protection.passphrase, file.kdf);
     file.refreshToken = seal(key, token.refreshToken, aadOf(file));
   }
-  await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { tightenDir: true });
+  return `${JSON.stringify(file, null, 2)}\n`;
 }
 
 const strings = (v: unknown): string[] | undefined =>
@@ -144,6 +160,26 @@ async function readRaw(path: string): Promise<Record<string, unknown> | undefine
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new MailError('not_authorized', `The token file ${path} cannot be read (${String(e)}).`);
   }
+  return parseRaw(text, path);
+}
+
+/** An account's stored token from the accounts store, parsed; undefined when there is none. */
+async function readStoredRaw(
+  store: AccountsStore,
+  account: string,
+): Promise<Record<string, unknown> | undefined> {
+  const where = store.secretWhere(account, 'gmail-token');
+  let text: string | undefined;
+  try {
+    text = await store.readSecret(account, 'gmail-token');
+  } catch (e) {
+    if (e instanceof MailError) throw e;
+    throw new MailError('not_authorized', `The token file ${where} cannot be read (${String(e)}).`);
+  }
+  return text === undefined ? undefined : parseRaw(text, where);
+}
+
+function parseRaw(text: string, path: string): Record<string, unknown> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -180,6 +216,15 @@ function metaOf(json: Record<string, unknown>): TokenMeta {
 /** The clear part of a token file, or undefined when there is no file. Never needs a key. */
 export async function readTokenMeta(path: string): Promise<TokenMeta | undefined> {
   const json = await readRaw(path);
+  return json === undefined ? undefined : metaOf(json);
+}
+
+/** The clear part of an account's stored token, or undefined when there is none. Never needs a key. */
+export async function readAccountTokenMeta(
+  store: AccountsStore,
+  account: string,
+): Promise<TokenMeta | undefined> {
+  const json = await readStoredRaw(store, account);
   return json === undefined ? undefined : metaOf(json);
 }
 
@@ -235,7 +280,25 @@ async function keyFor(
 
 /** Loads and, when sealed, decrypts a token file. Every failure is a MailError saying what to do. */
 export async function readTokenFile(path: string, env: Env, deps: TokenDeps = {}): Promise<StoredToken> {
-  const json = await readRaw(path);
+  return openToken(await readRaw(path), path, env, deps);
+}
+
+/** An account's token from the accounts store, decrypted; failures as readTokenFile's. */
+export async function readAccountToken(
+  store: AccountsStore,
+  account: string,
+  env: Env,
+  deps: TokenDeps = {},
+): Promise<StoredToken> {
+  return openToken(await readStoredRaw(store, account), store.secretWhere(account, 'gmail-token'), env, deps);
+}
+
+async function openToken(
+  json: Record<string, unknown> | undefined,
+  path: string,
+  env: Env,
+  deps: TokenDeps,
+): Promise<StoredToken> {
   if (json === undefined) throw new MailError('not_authorized', `No token at ${path}. ${AUTH_FIX}`);
   const meta = metaOf(json);
   let refreshToken: string | undefined;
@@ -283,6 +346,17 @@ export async function tiersGrantedAt(
   tiers: ReadonlySet<Tier>,
 ): Promise<{ tiers: ReadonlySet<Tier>; dropped: Tier[] }> {
   const meta = await readTokenMeta(path).catch(() => undefined);
+  if (meta?.scopes === undefined) return { tiers, dropped: [] };
+  return narrowTiers(tiers, meta.scopes);
+}
+
+/** tiersGrantedAt for an account's token in the accounts store. */
+export async function tiersGrantedFor(
+  store: AccountsStore,
+  account: string,
+  tiers: ReadonlySet<Tier>,
+): Promise<{ tiers: ReadonlySet<Tier>; dropped: Tier[] }> {
+  const meta = await readAccountTokenMeta(store, account).catch(() => undefined);
   if (meta?.scopes === undefined) return { tiers, dropped: [] };
   return narrowTiers(tiers, meta.scopes);
 }

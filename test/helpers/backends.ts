@@ -179,9 +179,15 @@ export async function startBackend(
       .flatMap((chunk) => chunk.split('\r\n'))
       .filter((line) => IMAP_WRITES.test(line))
       .map((line) => line.replace(/^[A-Za-z0-9.]+ /, '').slice(0, 120));
-  const env = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
+  const env: Record<string, string> = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
   let spawned: Awaited<ReturnType<typeof spawnClient>>;
   try {
+    // On a state database the server reads the account and its password there.
+    const stateUrl = env['MAILWARDEN_STATE'];
+    if (stateUrl !== undefined && stateUrl !== '')
+      await (
+        await import('./pg-accounts.js')
+      ).accountsIntoPostgres(imap.configDir, stateUrl, env['MAILWARDEN_TOKEN_PASSPHRASE'] ?? '');
     spawned = await spawnClient(env);
   } catch (e) {
     await recorder?.stop();

@@ -69,6 +69,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const refreshToken = sandbox.refreshTokenFor(DEMO_ADDRESS);
   writeTestPolicy(configDir, options.policy);
   await options.beforeSpawn?.(configDir);
+  // On a state database the server reads its account and token there (test/helpers/pg-accounts.ts).
+  const stateUrl = options.env?.['MAILWARDEN_STATE'];
+  if (stateUrl !== undefined && stateUrl !== '') {
+    const passphrase = options.env?.['MAILWARDEN_TOKEN_PASSPHRASE'];
+    if (passphrase === undefined)
+      throw new Error('startStack: MAILWARDEN_STATE needs MAILWARDEN_TOKEN_PASSPHRASE');
+    await (await import('./pg-accounts.js')).accountsIntoPostgres(configDir, stateUrl, passphrase);
+  }
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN],

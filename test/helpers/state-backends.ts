@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { IMAP_DEMO_PASSPHRASE } from '../../src/sandbox/imap-account.js';
 import { startPostgres } from './postgres.js';
 import type { PgCluster } from './postgres.js';
 
@@ -26,7 +27,12 @@ let databases = 0;
 export async function stateEnv(state: StateBackend): Promise<Record<string, string>> {
   if (state === 'files') return {};
   cluster ??= await startPostgres();
-  return { MAILWARDEN_STATE: await cluster.createDatabase(`state_${process.pid}_${++databases}`) };
+  // The accounts and their secrets are in the database too, sealed with a passphrase: the one the
+  // IMAP demo's files use, so one environment opens both (test/helpers/pg-accounts.ts).
+  return {
+    MAILWARDEN_STATE: await cluster.createDatabase(`state_${process.pid}_${++databases}`),
+    MAILWARDEN_TOKEN_PASSPHRASE: IMAP_DEMO_PASSPHRASE,
+  };
 }
 
 /** Stops the cluster stateEnv started, if any (a file's afterAll). */

@@ -12,6 +12,7 @@ import { envelopeOf } from '../helpers/envelope.js';
 import { connectClient, startHttp } from '../helpers/interop.js';
 import type { AnyClient, HttpProcess } from '../helpers/interop.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { accountsIntoPostgres } from '../helpers/pg-accounts.js';
 import type { PgCluster } from '../helpers/postgres.js';
 import { removeAfterFile } from '../helpers/temp.js';
 import { writeTestPolicy } from '../helpers/stack.js';
@@ -140,6 +141,9 @@ describe.skipIf(!existsSync(HAPROXY)).each(['files', 'postgres'] as Backend[])(
         cluster = await startPostgres();
         const url = cluster.url;
         env['MAILWARDEN_STATE'] = url;
+        // The account's token is in the database too, sealed with the replicas' one passphrase.
+        env['MAILWARDEN_TOKEN_PASSPHRASE'] = 'the replicas passphrase';
+        await accountsIntoPostgres(dir, url, env['MAILWARDEN_TOKEN_PASSPHRASE']);
         // The policy's move records are in the database; the mailbox's own records stay in the file.
         logLines = async () => {
           const c = new pg.Client({ connectionString: url });

@@ -110,8 +110,14 @@ function cliEnv(b: Backend): Record<string, string> {
     MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
     TZ: 'UTC',
   };
+  // On a state database the accounts' secrets are there, sealed with the server's passphrase.
   const state =
-    b.env['MAILWARDEN_STATE'] === undefined ? {} : { MAILWARDEN_STATE: b.env['MAILWARDEN_STATE'] };
+    b.env['MAILWARDEN_STATE'] === undefined
+      ? {}
+      : {
+          MAILWARDEN_STATE: b.env['MAILWARDEN_STATE'],
+          MAILWARDEN_TOKEN_PASSPHRASE: b.env['MAILWARDEN_TOKEN_PASSPHRASE'] ?? '',
+        };
   if (b.gmail)
     return {
       ...base,

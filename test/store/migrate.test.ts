@@ -369,7 +369,9 @@ describe('a server on the migrated database', () => {
     });
     expect(migrated.code, migrated.err).toBe(0);
     // A server with a config dir of its own (its file log empty): what it counts comes from the database.
-    const onPg = await startStack({ policy, env: { MAILWARDEN_STATE: url }, existingSandbox: sandbox });
+    // Its account and token are put in the database too, sealed with this passphrase (startStack).
+    const env = { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: 'migrate test passphrase' };
+    const onPg = await startStack({ policy, env, existingSandbox: sandbox });
     stacks.push({ ...onPg, close: () => onPg.close().finally(() => sandbox.close()) });
     expect(await observe(onPg)).toEqual(onFiles);
     // And the cap holds on: 3 more moves, not 5.

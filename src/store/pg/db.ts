@@ -70,6 +70,26 @@ export const MIGRATIONS: readonly string[] = [
      claimed_at timestamptz NOT NULL,
      PRIMARY KEY (account, key)
    );`,
+  // The accounts registry (src/store/accounts-store.ts): each entry as accounts.json holds it, in
+  // the order `accounts list` shows; every name and alias in one key table, so no name or alias
+  // can name two accounts; and each account's secrets as the exact encrypted envelope the file
+  // holds (never a plaintext one: the check refuses it; never the key).
+  `CREATE TABLE mailwarden_accounts (
+     name text PRIMARY KEY,
+     position integer NOT NULL,
+     entry jsonb NOT NULL CHECK (entry->>'name' = name)
+   );
+   CREATE TABLE mailwarden_account_keys (
+     key text PRIMARY KEY,
+     account text NOT NULL REFERENCES mailwarden_accounts (name) ON DELETE CASCADE
+   );
+   CREATE TABLE mailwarden_account_secrets (
+     account text NOT NULL,
+     kind text NOT NULL CHECK (kind IN ('gmail-token', 'imap-password')),
+     envelope text NOT NULL CHECK ((envelope::jsonb)->>'protection' IN ('keyring', 'passphrase')),
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (account, kind)
+   );`,
 ];
 
 /** The newest schema version this code knows. */
@@ -122,10 +142,19 @@ export function stateDbError(name: string, e: unknown, doing: string): MailError
  * in one transaction under an advisory lock, so replicas starting together apply each once; a
  * database whose version is newer than this code knows is refused.
  */
-export async function openStateDb(url: string, migrations: readonly string[] = MIGRATIONS): Promise<StateDb> {
+export async function openStateDb(
+  url: string,
+  migrations: readonly string[] = MIGRATIONS,
+  poolOptions: { max?: number; allowExitOnIdle?: boolean } = {},
+): Promise<StateDb> {
   const name = redactUrl(url);
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    ...poolOptions,
+  });
   // An idle client whose server went away emits "error" on the pool; the next use reports it.
   pool.on('error', () => undefined);
   const db: StateDb = { pool, name, close: () => pool.end() };

@@ -31,9 +31,11 @@ describe('two servers on one state database', () => {
   it('share the daily cap: 2 archives through one and 2 through the other with a cap of 3 move 3 messages', async () => {
     const url = await cluster.createDatabase('servers');
     const policy = { default: { dailyMoveCap: 3, protectCorrespondents: false } };
-    const a = await startStack({ policy, env: { MAILWARDEN_STATE: url } });
+    // The account and its token are in the database too (the passphrase is every server's).
+    const env = { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: 'servers passphrase' };
+    const a = await startStack({ policy, env });
     stacks.push(a);
-    const b = await startStack({ policy, env: { MAILWARDEN_STATE: url }, existingSandbox: a.sandbox });
+    const b = await startStack({ policy, env, existingSandbox: a.sandbox });
     stacks.push(b);
     const view = () => a.sandbox.mailbox(DEMO_ADDRESS);
     const inInbox = (threadId: string) =>

@@ -80,6 +80,9 @@ describe('migrations', () => {
       "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
     );
     expect(tables.map((r) => r.t)).toEqual([
+      'mailwarden_account_keys',
+      'mailwarden_account_secrets',
+      'mailwarden_accounts',
       'mailwarden_action_log',
       'mailwarden_inbox_marks',
       'mailwarden_preview_tokens',
