@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import type { PoolClient } from 'pg';
 import { join } from 'node:path';
 import { MailError } from '../mail/errors.js';
 import { checkedForSave, checkName } from './accounts.js';
@@ -86,11 +87,48 @@ function conflict(what: string): MailError {
 }
 
 export async function moveAccountsToPostgres(env: Env, db: StateDb): Promise<MovedAccounts> {
+  const { entries, secrets } = await readAccountFiles(env);
+  return inRegistryTransaction(db, 'moving the accounts in', (client) =>
+    moveAccountsIn(db, client, entries, secrets),
+  );
+}
+
+/** The files' accounts and secret files; a plaintext secret is refused before anything is written. */
+async function readAccountFiles(env: Env): Promise<{ entries: AccountEntry[]; secrets: SecretFile[] }> {
   const entries = await filesAccountsStore(env).list();
   const secrets = await secretFiles(env);
   // Refused before anything is written: a plaintext secret would have to be encrypted first.
   for (const s of secrets) checkSealed(s.envelope, s.account, s.kind);
-  return inRegistryTransaction(db, 'moving the accounts in', async (client) => {
+  return { entries, secrets };
+}
+
+/**
+ * The same move inside a transaction the caller holds (`mailwarden state migrate`, whose movers
+ * share one): the registry's table lock is taken here, and nothing is committed.
+ */
+export async function moveAccountsInTransaction(
+  env: Env,
+  db: StateDb,
+  client: Pick<PoolClient, 'query'>,
+): Promise<MovedAccounts & { perAccount: Record<string, number> }> {
+  const { entries, secrets } = await readAccountFiles(env);
+  await client.query('LOCK TABLE mailwarden_accounts IN SHARE ROW EXCLUSIVE MODE');
+  const perAccount: Record<string, number> = {};
+  const moved = await moveAccountsIn(db, client, entries, secrets, (account) => {
+    perAccount[account] = (perAccount[account] ?? 0) + 1;
+  });
+  return { ...moved, perAccount };
+}
+
+async function moveAccountsIn(
+  db: StateDb,
+  client: Pick<PoolClient, 'query'>,
+  entries: readonly AccountEntry[],
+  secrets: readonly SecretFile[],
+  /** Called once for each entry and each secret written, with its account. */
+  wrote: (account: string) => void = () => undefined,
+): Promise<MovedAccounts> {
+  {
     const inDb = await readList(db, client);
     const out: MovedAccounts = { accounts: 0, secrets: 0, skippedSame: 0 };
     const added: AccountEntry[] = [];
@@ -121,6 +159,7 @@ export async function moveAccountsToPostgres(env: Env, db: StateDb): Promise<Mov
       // After the database's own entries, which keep their order and their default.
       await writeList(client, checkedForSave(`the accounts in ${db.name}`, [...inDb, ...added]));
       out.accounts = added.length;
+      for (const e of added) wrote(e.name);
     }
     for (const s of fresh) {
       // A secret written meanwhile by a server (it does not take the registry's lock) stays.
@@ -129,7 +168,8 @@ export async function moveAccountsToPostgres(env: Env, db: StateDb): Promise<Mov
         [s.account, s.kind, s.envelope],
       );
       out.secrets += r.rowCount ?? 0;
+      if ((r.rowCount ?? 0) > 0) wrote(s.account);
     }
     return out;
-  });
+  }
 }

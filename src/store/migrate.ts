@@ -313,7 +313,38 @@ export const moveMarkersCheck: Mover = {
 };
 
 /** The movers in the order they run. Other kinds (the accounts registry and its secrets) plug in here. */
-export const MOVERS: readonly Mover[] = [actionLogMover, moveMarkersCheck, inboxMarksMover, timerSlotsMover];
+/**
+ * The accounts registry and every encrypted secret file (src/store/accounts-move.ts), moved as
+ * they are: never decrypted, so every server on the database needs the key they were sealed with.
+ * An account the database already holds with another entry or secret refuses the migration.
+ */
+const accountsMover: Mover = {
+  kind: 'accounts and secrets',
+  async move(from, to) {
+    const { moveAccountsInTransaction } = await import('./accounts-move.js');
+    let moved;
+    try {
+      moved = await moveAccountsInTransaction(from.env, to.db, to.client);
+    } catch (e) {
+      if (e instanceof MailError && e.code === 'invalid_input') throw new MigrationRefused(e.message);
+      throw e;
+    }
+    const notes = [
+      `${moved.accounts} account(s) and ${moved.secrets} encrypted secret(s), moved without decrypting: every server on the database needs the same key (MAILWARDEN_TOKEN_PASSPHRASE or the keyring entry)`,
+    ];
+    if (moved.skippedSame > 0)
+      notes.push(`${moved.skippedSame} already in the database, the same: left as they were`);
+    return { perAccount: moved.perAccount, notes };
+  },
+};
+
+export const MOVERS: readonly Mover[] = [
+  actionLogMover,
+  moveMarkersCheck,
+  inboxMarksMover,
+  timerSlotsMover,
+  accountsMover,
+];
 
 /**
  * The database, opened without the schema migration openStateDb runs (and commits) at open: the

@@ -13,6 +13,7 @@ import { inboxMarkStore } from '../../src/store/inbox-mark.js';
 import { MigrationRefused, actionLogMover, migrateState } from '../../src/store/migrate.js';
 import type { Mover } from '../../src/store/migrate.js';
 import { runCli } from '../helpers/cli-run.js';
+import { sealTokenFiles } from '../helpers/pg-accounts.js';
 import { startPostgres } from '../helpers/postgres.js';
 import type { PgCluster } from '../helpers/postgres.js';
 import { startStack } from '../helpers/stack.js';
@@ -230,6 +231,8 @@ describe('state migrate', () => {
       'move-count markers': {},
       'new-mail marks': { home: 1, work: 1 },
       'timer slots': { work: 2 },
+      // This install has no accounts file and no token files.
+      'accounts and secrets': {},
     });
     expect(await snapshot(url)).toBeNull();
     expect(await query(url, "SELECT to_regclass('mailwarden_schema')::text AS t")).toEqual([{ t: null }]);
@@ -362,15 +365,28 @@ describe('a server on the migrated database', () => {
     await files.close();
     stacks.splice(stacks.indexOf(files), 1);
 
+    // The account's token sealed in place with a passphrase, as an install with one keeps it (the
+    // test stack writes it in plaintext, which the database refuses): migrate moves it as it is.
+    const passphrase = 'migrate test passphrase';
+    await sealTokenFiles(files.configDir, passphrase);
+    const sealed = readFileSync(join(files.configDir, 'tokens', 'default.json'), 'utf8');
     const url = await freshDb();
-    const migrated = await runCli(['state', 'migrate', '--from', 'files', '--to', url], {
+    const migrated = await runCli(['state', 'migrate', '--from', 'files', '--to', url, '--json'], {
       MAILWARDEN_CONFIG_DIR: files.configDir,
       HOME: files.configDir,
     });
     expect(migrated.code, migrated.err).toBe(0);
+    const moved = JSON.parse(migrated.out) as {
+      kinds: { kind: string; perAccount: Record<string, number> }[];
+    };
+    expect(moved.kinds.find((k) => k.kind === 'accounts and secrets')?.perAccount).toEqual({ default: 1 });
+    // The very envelope of the file, never decrypted (the passphrase was not given to migrate).
+    expect(
+      await query(url, "SELECT envelope FROM mailwarden_account_secrets WHERE account = 'default'"),
+    ).toEqual([{ envelope: sealed }]);
     // A server with a config dir of its own (its file log empty): what it counts comes from the database.
     // Its account and token are put in the database too, sealed with this passphrase (startStack).
-    const env = { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: 'migrate test passphrase' };
+    const env = { MAILWARDEN_STATE: url, MAILWARDEN_TOKEN_PASSPHRASE: passphrase };
     const onPg = await startStack({ policy, env, existingSandbox: sandbox });
     stacks.push({ ...onPg, close: () => onPg.close().finally(() => sandbox.close()) });
     expect(await observe(onPg)).toEqual(onFiles);

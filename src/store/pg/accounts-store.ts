@@ -40,7 +40,10 @@ export async function readList(db: StateDb, client: Pick<PoolClient, 'query'>): 
 }
 
 /** Replaces the whole registry: rows and keys (the key table's primary key refuses a clash). */
-export async function writeList(client: PoolClient, list: readonly AccountEntry[]): Promise<void> {
+export async function writeList(
+  client: Pick<PoolClient, 'query'>,
+  list: readonly AccountEntry[],
+): Promise<void> {
   await client.query('DELETE FROM mailwarden_accounts');
   if (list.length === 0) return;
   await client.query(
