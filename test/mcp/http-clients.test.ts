@@ -13,6 +13,7 @@ import type { Envelope } from '../helpers/envelope.js';
 import { startHttp } from '../helpers/interop.js';
 import type { HttpProcess } from '../helpers/interop.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { accountsIntoPostgres } from '../helpers/pg-accounts.js';
 import { startBalancer } from '../../src/sandbox/balancer.js';
 import type { Balancer } from '../../src/sandbox/balancer.js';
 import { MAIN, writeTestPolicy } from '../helpers/stack.js';
@@ -540,6 +541,9 @@ describe('the action log', () => {
     const cluster = await startPostgres();
     let pgServer: HttpProcess | undefined;
     try {
+      // With a state database the server reads its accounts and their sealed tokens there.
+      const passphrase = 'http clients test passphrase';
+      await accountsIntoPostgres(dir, cluster.url, passphrase);
       pgServer = await startHttp({
         HOME: dir,
         MAILWARDEN_CONFIG_DIR: dir,
@@ -547,6 +551,8 @@ describe('the action log', () => {
         MAILWARDEN_TOOLS: ALL_TIERS,
         MAILWARDEN_TOKEN: ENV_TOKEN,
         MAILWARDEN_STATE: cluster.url,
+        MAILWARDEN_KEYSTORE: 'off',
+        MAILWARDEN_TOKEN_PASSPHRASE: passphrase,
       });
       const a = await connect(tokens['a'] as string, pgServer.url);
       const found = await call(a, 'search', { query: 'in:inbox', maxResults: 1 });
