@@ -83,7 +83,9 @@ describe.each(CASES)('log and undo on %s, state in %s', (kind, state) => {
       policy: POLICY,
       env: {
         MAILWARDEN_IMAP_RECHECK_MS: '0',
-        ...(cluster === undefined ? {} : { MAILWARDEN_STATE: cluster.url }),
+        ...(cluster === undefined
+          ? {}
+          : { MAILWARDEN_STATE: cluster.url, MAILWARDEN_TOKEN_PASSPHRASE: 'review test passphrase' }),
       },
       ...(kind === 'gmail' ? {} : { delayMs: 0 }),
     });

@@ -89,7 +89,9 @@ describe.each(['files', 'postgres'] as State[])('the review page with the state 
     if (state === 'postgres') cluster = await startPostgres();
     b = await startBackend('gmail', {
       policy: POLICY,
-      ...(cluster === undefined ? {} : { env: { MAILWARDEN_STATE: cluster.url } }),
+      ...(cluster === undefined
+        ? {}
+        : { env: { MAILWARDEN_STATE: cluster.url, MAILWARDEN_TOKEN_PASSPHRASE: 'review test passphrase' } }),
     });
     const s = await b.call('search', { query: 'in:inbox', maxResults: 4 });
     archived = (s.structured['threads'] as Array<{ threadId: string }>).map((t) => t.threadId).slice(0, 3);
