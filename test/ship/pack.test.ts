@@ -9,8 +9,8 @@ import { cleanEnv, PKG, ROOT, run, serveAndList, tempDir, treeBytes } from './li
  * The npm package as a user gets it: `npm pack`, then an install of that tarball into an empty
  * prefix with production dependencies only (from the registry), then the installed bin — no
  * file of this checkout is used. The tarball holds the esbuild bundle, so the runtime
- * dependencies are the two the bundle leaves external: the native keyring and the PostgreSQL
- * driver (loaded only with MAILWARDEN_STATE=postgres://…).
+ * dependency is the one the bundle leaves external, the native keyring (the PostgreSQL driver is
+ * bundled into a chunk loaded only with MAILWARDEN_STATE=postgres://…).
  */
 
 const INSTALL_MS = 300_000;
