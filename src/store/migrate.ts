@@ -10,9 +10,8 @@ import type { LogRecord } from '../policy/move-log.js';
 import { stateDir } from './config.js';
 import type { Env } from './config.js';
 import { inboxMarkStore } from './inbox-mark.js';
-import { MIGRATE_LOCK, MIGRATIONS, accountLockKey, schemaVersion, stateDbError } from './pg/index.js';
+import { MIGRATIONS, accountLockKey, migrateIn, openPool, stateDbError } from './pg/index.js';
 import type { StateDb } from './pg/index.js';
-import { redactUrl } from './state.js';
 
 /*
  * `mailwarden state migrate --from files --to postgres://…`: a one-machine install's state, read
@@ -346,37 +345,16 @@ export const MOVERS: readonly Mover[] = [
   accountsMover,
 ];
 
-/**
- * The database, opened without the schema migration openStateDb runs (and commits) at open: the
- * migration's own transaction brings the schema up (schemaInTransaction), so a refused or dry run
- * leaves an empty database empty.
- */
-async function openPool(url: string): Promise<StateDb> {
-  const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5_000 });
-  pool.on('error', () => undefined);
-  return { pool, name: redactUrl(url), close: () => pool.end() };
-}
-
-/**
- * Inside the migration's transaction: the schema brought to this code's version as openStateDb
- * does it (src/store/pg/db.ts), under the same advisory lock, so a replica starting meanwhile
- * waits and then finds it done.
- */
-async function schemaInTransaction(db: StateDb, client: Pick<PoolClient, 'query'>): Promise<void> {
-  await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
-  await client.query(
-    'CREATE TABLE IF NOT EXISTS mailwarden_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+/** The schema brought up inside the migration's transaction, so a refused or dry run leaves an empty database empty. */
+function schemaInTransaction(db: StateDb, client: Pick<PoolClient, 'query'>): Promise<void> {
+  return migrateIn(
+    client,
+    MIGRATIONS,
+    (have) =>
+      new MigrationRefused(
+        `the state database ${db.name} has schema version ${have}, newer than this mailwarden knows (${MIGRATIONS.length}); nothing was written. Migrate with that newer mailwarden.`,
+      ),
   );
-  const have = await schemaVersion(client);
-  if (have > MIGRATIONS.length)
-    throw new MigrationRefused(
-      `the state database ${db.name} has schema version ${have}, newer than this mailwarden knows (${MIGRATIONS.length}); nothing was written. Migrate with that newer mailwarden.`,
-    );
-  for (let v = have + 1; v <= MIGRATIONS.length; v++) {
-    await client.query(MIGRATIONS[v - 1] as string);
-    await client.query('INSERT INTO mailwarden_schema (version) VALUES ($1)', [v]);
-  }
 }
 
 export interface MigrateOptions {
@@ -394,7 +372,7 @@ export interface MigrateOptions {
 export async function migrateState(opts: MigrateOptions): Promise<MigrationReport> {
   const dryRun = opts.dryRun === true;
   const from: FileSide = { env: opts.env, dir: stateDir(opts.env) };
-  const db = await openPool(opts.url);
+  const db = await openPool(opts.url, { max: 2 });
   const kinds: MovedKind[] = [];
   try {
     let client: PoolClient;

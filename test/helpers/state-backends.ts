@@ -2,6 +2,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { IMAP_DEMO_PASSPHRASE } from '../../src/sandbox/imap-account.js';
+import { insertRecords } from '../../src/store/pg/action-log.js';
 import { startPostgres } from './postgres.js';
 import type { PgCluster } from './postgres.js';
 
@@ -86,12 +87,5 @@ export async function appendRecord(where: Where, record: Record<string, unknown>
     appendFileSync(join(where.configDir, 'action-log.jsonl'), `${JSON.stringify(record)}\n`);
     return;
   }
-  await withDb(url, (c) =>
-    c.query(
-      `INSERT INTO mailwarden_action_log (account, time, tool, op, kind, call, outcome, record)
-       SELECT r->>'account', (r->>'time')::timestamptz, r->>'tool', r->>'op', r->>'kind', r->>'call',
-              r->>'outcome', r FROM (SELECT $1::jsonb AS r) AS t`,
-      [JSON.stringify(record)],
-    ),
-  );
+  await withDb(url, (c) => insertRecords(c, [record as { account: string; time?: string }]));
 }

@@ -147,7 +147,21 @@ export async function openStateDb(
   migrations: readonly string[] = MIGRATIONS,
   poolOptions: { max?: number; allowExitOnIdle?: boolean } = {},
 ): Promise<StateDb> {
-  const name = redactUrl(url);
+  const db = await openPool(url, poolOptions);
+  try {
+    await migrate(db, migrations);
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    throw stateDbError(db.name, e, 'migrating its schema');
+  }
+  return db;
+}
+
+/** A pool on `url`, without touching the schema (`mailwarden state migrate` brings it up in its own transaction). */
+export async function openPool(
+  url: string,
+  poolOptions: { max?: number; allowExitOnIdle?: boolean } = {},
+): Promise<StateDb> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,
@@ -157,14 +171,7 @@ export async function openStateDb(
   });
   // An idle client whose server went away emits "error" on the pool; the next use reports it.
   pool.on('error', () => undefined);
-  const db: StateDb = { pool, name, close: () => pool.end() };
-  try {
-    await migrate(db, migrations);
-  } catch (e) {
-    await pool.end().catch(() => undefined);
-    throw stateDbError(name, e, 'migrating its schema');
-  }
-  return db;
+  return { pool, name: redactUrl(url), close: () => pool.end() };
 }
 
 async function migrate(db: StateDb, migrations: readonly string[]): Promise<void> {
@@ -172,21 +179,16 @@ async function migrate(db: StateDb, migrations: readonly string[]): Promise<void
   let failed: unknown;
   try {
     await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS mailwarden_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    await migrateIn(
+      client,
+      migrations,
+      (have) =>
+        new MailError(
+          'internal_error',
+          `the state database ${db.name} has schema version ${have}, newer than this mailwarden knows (${migrations.length}): a newer mailwarden migrated it. Run that version, or point MAILWARDEN_STATE at another database; nothing was changed.`,
+          { retryable: false },
+        ),
     );
-    const have = await schemaVersion(client);
-    if (have > migrations.length)
-      throw new MailError(
-        'internal_error',
-        `the state database ${db.name} has schema version ${have}, newer than this mailwarden knows (${migrations.length}): a newer mailwarden migrated it. Run that version, or point MAILWARDEN_STATE at another database; nothing was changed.`,
-        { retryable: false },
-      );
-    for (let v = have + 1; v <= migrations.length; v++) {
-      await client.query(migrations[v - 1] as string);
-      await client.query('INSERT INTO mailwarden_schema (version) VALUES ($1)', [v]);
-    }
     await client.query('COMMIT');
   } catch (e) {
     failed = e;
@@ -194,6 +196,28 @@ async function migrate(db: StateDb, migrations: readonly string[]): Promise<void
     throw e;
   } finally {
     client.release(failed !== undefined && !isMailError(failed));
+  }
+}
+
+/**
+ * Inside a transaction the caller holds: the schema brought to the version of `migrations` under
+ * the advisory lock that serializes migrations across replicas (a replica starting meanwhile waits
+ * and then finds it done); a newer database throws what `tooNew` makes of its version.
+ */
+export async function migrateIn(
+  client: Pick<PoolClient, 'query'>,
+  migrations: readonly string[],
+  tooNew: (have: number) => Error,
+): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+  await client.query(
+    'CREATE TABLE IF NOT EXISTS mailwarden_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  const have = await schemaVersion(client);
+  if (have > migrations.length) throw tooNew(have);
+  for (let v = have + 1; v <= migrations.length; v++) {
+    await client.query(migrations[v - 1] as string);
+    await client.query('INSERT INTO mailwarden_schema (version) VALUES ($1)', [v]);
   }
 }
 

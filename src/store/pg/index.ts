@@ -11,7 +11,16 @@ import type { PreviewStore } from '../preview-tokens.js';
 import type { SentLedger } from '../../net/ledger.js';
 import type { TimerSlots } from '../../policy/timer-slots.js';
 
-export { MIGRATE_LOCK, MIGRATIONS, SCHEMA_VERSION, openStateDb, schemaVersion, stateDbError } from './db.js';
+export {
+  MIGRATE_LOCK,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  migrateIn,
+  openPool,
+  openStateDb,
+  schemaVersion,
+  stateDbError,
+} from './db.js';
 export type { StateDb } from './db.js';
 export { accountLockKey, pgInboxMarkStore, pgPolicyStore } from './policy-store.js';
 export { pgTimerSlots } from './timer-slots.js';
