@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -149,17 +150,29 @@ export async function withWriteLock<T>(
   }
 }
 
+/** Folders this process has made (or found) for its locks; made once, not on every write. */
+const madeParents = new Set<string>();
+function made(dir: string): void {
+  if (madeParents.has(dir)) return;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  madeParents.add(dir);
+}
+
 async function acquire(
   account: string,
   lockDir: string,
   staleMs: number,
   deadline: number,
 ): Promise<{ release: () => Promise<void>; signal: AbortSignal }> {
-  await mkdir(dirname(lockDir), { recursive: true, mode: 0o700 });
   const lost = new AbortController();
+  let remade = false;
   for (;;) {
     try {
-      const release = await lockfile.lock(lockDir.replace(/\.lock$/, ''), {
+      // The synchronous calls: a free lock is one mkdir(2) to take and one rmdir(2) to give back,
+      // each a few microseconds, where the promise API sent each through libuv's thread pool
+      // (the CPU a one-thread write costs, docs/benchmarks.md "Gmail write path").
+      made(dirname(lockDir));
+      const releaseSync = lockfile.lockSync(lockDir.replace(/\.lock$/, ''), {
         lockfilePath: lockDir,
         realpath: false,
         // Staleness is judged by takeOverIfStale, never by proper-lockfile (see there).
@@ -174,8 +187,14 @@ async function acquire(
             ),
           ),
       });
-      return { release, signal: lost.signal };
+      return { release: async () => releaseSync(), signal: lost.signal };
     } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !remade) {
+        // The locks folder went away since this process made it: make it again, once.
+        madeParents.delete(dirname(lockDir));
+        remade = true;
+        continue;
+      }
       if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw e;
     }
     if (await takeOverIfStale(lockDir, staleMs)) continue;

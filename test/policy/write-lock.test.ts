@@ -205,6 +205,17 @@ describe('withWriteLock in one process', () => {
     expect(await withWriteLock(env, 'work', async () => 'again', { timeoutMs: 1000 })).toBe('again');
   });
 
+  it('a locks folder removed between two writes is made again, and the lock is free afterwards', async () => {
+    const env = { MAILWARDEN_CONFIG_DIR: configDir() };
+    const lockDir = writeLockPath(env, 'work');
+    expect(await withWriteLock(env, 'work', async () => statSync(lockDir).isDirectory())).toBe(true);
+    rmSync(join(lockDir, '..'), { recursive: true, force: true });
+    expect(
+      await withWriteLock(env, 'work', async () => statSync(lockDir).isDirectory(), { timeoutMs: 1000 }),
+    ).toBe(true);
+    expect(() => statSync(lockDir)).toThrow(/ENOENT/);
+  });
+
   it('refuses an account name that is not one', () => {
     expect(() => writeLockPath({}, '../x')).toThrow(MailError);
   });
