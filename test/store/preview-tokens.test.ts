@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   MAX_LIVE_PREVIEWS,
   PREVIEW_TTL_MS,
@@ -10,10 +10,8 @@ import {
   previewTokenHash,
 } from '../../src/store/preview-tokens.js';
 import type { PreviewStore } from '../../src/store/preview-tokens.js';
-import { SCHEMA_VERSION, openStateDb, pgPreviewStore } from '../../src/store/pg/index.js';
-import type { StateDb } from '../../src/store/pg/index.js';
-import { startPostgres } from '../helpers/postgres.js';
-import type { PgCluster } from '../helpers/postgres.js';
+import { SCHEMA_VERSION, pgPreviewStore } from '../../src/store/pg/index.js';
+import { usePostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
 /*
@@ -25,17 +23,7 @@ import { tempDir } from '../helpers/temp.js';
 const T0 = Date.parse('2026-06-18T08:00:00Z');
 const scope = { account: 'default', query: 'from:news', change: '{"add":["A"],"remove":[]}' };
 
-let cluster: PgCluster;
-const dbs: StateDb[] = [];
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  for (const db of dbs.splice(0)) await db.close();
-  await cluster?.close();
-});
+const pgc = usePostgres();
 
 interface Backend {
   /** Another store on the same state. */
@@ -46,7 +34,6 @@ interface Backend {
   stored(): Promise<number>;
 }
 
-let databases = 0;
 const backends: Array<[string, () => Promise<Backend>]> = [
   [
     'files',
@@ -69,12 +56,8 @@ const backends: Array<[string, () => Promise<Backend>]> = [
   [
     'postgres',
     async () => {
-      const url = await cluster.createDatabase(`previews_${++databases}`);
-      const open = async () => {
-        const db = await openStateDb(url);
-        dbs.push(db);
-        return db;
-      };
+      const url = await pgc.database('previews');
+      const open = () => pgc.stateDb(url);
       const db = await open();
       const rows = async () =>
         (await db.pool.query<Record<string, unknown>>('SELECT * FROM mailwarden_preview_tokens')).rows;
@@ -227,9 +210,8 @@ describe('preview token files', () => {
 
 describe('preview tokens in PostgreSQL', () => {
   it('are rows of the migrated schema keyed by the token hash, used set by the consume', async () => {
-    const url = await cluster.createDatabase('previews_rows');
-    const db = await openStateDb(url);
-    dbs.push(db);
+    const url = await pgc.cluster.createDatabase('previews_rows');
+    const db = await pgc.stateDb(url);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
     try {

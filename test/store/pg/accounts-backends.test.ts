@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addAccount,
   readAccountEntry,
@@ -16,8 +16,7 @@ import { readImapPassword, writeImapPassword } from '../../../src/store/imap-sec
 import { closeSharedPgAccountsStores } from '../../../src/store/pg/accounts-store.js';
 import { chooseProtection, writeAccountToken } from '../../../src/store/tokens.js';
 import type { ImapSettings } from '../../../src/providers/imap/settings.js';
-import { startPostgres } from '../../helpers/postgres.js';
-import type { PgCluster } from '../../helpers/postgres.js';
+import { usePostgres } from '../../helpers/postgres.js';
 import { rejected } from '../../helpers/rejected.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -27,17 +26,8 @@ import { tempDir } from '../../helpers/temp.js';
  * the same functions the CLI and the server call.
  */
 
-let cluster: PgCluster;
-let dbCount = 0;
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await closeSharedPgAccountsStores();
-  await cluster?.close();
-});
+const pgc = usePostgres();
+pgc.onClose(closeSharedPgAccountsStores);
 
 const NOW = new Date('2026-12-04T08:00:00.000Z');
 const PASSPHRASE = 'a passphrase every replica has';
@@ -63,7 +53,7 @@ const BACKENDS: Backend[] = [
     kind: 'postgres',
     fresh: async () => ({
       MAILWARDEN_CONFIG_DIR: tempDir('mailwarden-accounts-'),
-      MAILWARDEN_STATE: await cluster.createDatabase(`accounts_${++dbCount}`),
+      MAILWARDEN_STATE: await pgc.database('accounts'),
       MAILWARDEN_TOKEN_PASSPHRASE: PASSPHRASE,
       MAILWARDEN_KEYSTORE: 'off',
     }),

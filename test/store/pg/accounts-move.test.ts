@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addAccount, readAccounts } from '../../../src/store/accounts.js';
 import { moveAccountsToPostgres } from '../../../src/store/accounts-move.js';
 import { accountsStore, secretPath } from '../../../src/store/accounts-store.js';
@@ -7,11 +7,9 @@ import type { Env } from '../../../src/store/config.js';
 import { readToken } from '../../../src/store/config.js';
 import { readImapPassword, writeImapPassword } from '../../../src/store/imap-secret.js';
 import { closeSharedPgAccountsStores } from '../../../src/store/pg/accounts-store.js';
-import { openStateDb } from '../../../src/store/pg/db.js';
 import type { StateDb } from '../../../src/store/pg/db.js';
 import { chooseProtection, writeAccountToken } from '../../../src/store/tokens.js';
-import { startPostgres } from '../../helpers/postgres.js';
-import type { PgCluster } from '../../helpers/postgres.js';
+import { usePostgres } from '../../helpers/postgres.js';
 import { rejected } from '../../helpers/rejected.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -20,19 +18,8 @@ import { tempDir } from '../../helpers/temp.js';
  * into the state database as they are, byte for byte, and never in plaintext.
  */
 
-let cluster: PgCluster;
-let dbCount = 0;
-const dbs: StateDb[] = [];
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  for (const db of dbs.splice(0)) await db.close();
-  await closeSharedPgAccountsStores();
-  await cluster?.close();
-});
+const pgc = usePostgres();
+pgc.onClose(closeSharedPgAccountsStores);
 
 const NOW = new Date('2026-12-04T08:00:00.000Z');
 const PASSPHRASE = 'the passphrase on every replica';
@@ -78,10 +65,8 @@ async function install(): Promise<Env> {
 }
 
 async function database(): Promise<{ url: string; db: StateDb }> {
-  const url = await cluster.createDatabase(`move_${++dbCount}`);
-  const db = await openStateDb(url);
-  dbs.push(db);
-  return { url, db };
+  const url = await pgc.database('move');
+  return { url, db: await pgc.stateDb(url) };
 }
 
 async function dump(db: StateDb): Promise<string> {

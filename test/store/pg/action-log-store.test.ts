@@ -1,15 +1,14 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActionLog } from '../../../src/policy/action-log.js';
 import type { ActionRecord } from '../../../src/policy/action-log.js';
 import { moveRecord } from '../../../src/policy/move-cap.js';
 import type { MoveRecord } from '../../../src/policy/move-cap.js';
 import type { LogRecord } from '../../../src/policy/move-log.js';
 import { readLogView } from '../../../src/review/log-view.js';
-import { PgActionLog, openStateDb, pgPolicyStore } from '../../../src/store/pg/index.js';
+import { PgActionLog, pgPolicyStore } from '../../../src/store/pg/index.js';
 import type { StateDb } from '../../../src/store/pg/index.js';
-import { startPostgres } from '../../helpers/postgres.js';
-import type { PgCluster } from '../../helpers/postgres.js';
+import { usePostgres } from '../../helpers/postgres.js';
 import { tempDir } from '../../helpers/temp.js';
 
 /*
@@ -23,22 +22,10 @@ import { tempDir } from '../../helpers/temp.js';
 const TZ = 'UTC';
 const T0 = Date.parse('2026-06-18T08:00:00Z');
 
-let cluster: PgCluster;
-const dbs: StateDb[] = [];
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  for (const db of dbs.splice(0)) await db.close();
-  await cluster?.close();
-});
+const pgc = usePostgres();
 
 async function freshDb(name: string): Promise<StateDb> {
-  const db = await openStateDb(await cluster.createDatabase(name));
-  dbs.push(db);
-  return db;
+  return pgc.stateDb(await pgc.cluster.createDatabase(name));
 }
 
 /** A day of mixed records on two accounts: moves with intent and outcome, and a mailbox write. */
@@ -165,7 +152,7 @@ describe('the action log on files and on PostgreSQL', () => {
     const log = new PgActionLog(db);
     await log.appendMany(history().slice(0, 1));
     const range = { from: '2026-06-18', to: '2026-06-18', timeZone: TZ };
-    await cluster.stop('fast');
+    await pgc.cluster.stop('fast');
     let e: { code?: string; message?: string; retryable?: boolean } | undefined;
     try {
       e = await readLogView(log.source(), range).then(
@@ -173,7 +160,7 @@ describe('the action log on files and on PostgreSQL', () => {
         (x: unknown) => x as typeof e,
       );
     } finally {
-      await cluster.start();
+      await pgc.cluster.start();
     }
     expect(e?.code).toBe('upstream_unavailable');
     expect(e?.retryable).toBe(true);

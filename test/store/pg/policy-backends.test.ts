@@ -1,16 +1,14 @@
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/mail/clock.js';
 import { ActionLog } from '../../../src/policy/action-log.js';
 import { createGate, filePolicyStore } from '../../../src/policy/gate.js';
 import type { GateIntent, GateItem, PerItemOutcome, PolicyStore } from '../../../src/policy/gate.js';
 import { effectivePolicy, parsePolicy } from '../../../src/policy/write-policy.js';
-import { openStateDb, pgPolicyStore } from '../../../src/store/pg/index.js';
-import type { StateDb } from '../../../src/store/pg/index.js';
-import { startPostgres } from '../../helpers/postgres.js';
-import type { PgCluster } from '../../helpers/postgres.js';
+import { pgPolicyStore } from '../../../src/store/pg/index.js';
+import { usePostgres } from '../../helpers/postgres.js';
 import { tempDir } from '../../helpers/temp.js';
 
 /*
@@ -25,18 +23,7 @@ const DAY = 86_400_000;
 const ARCHIVE: GateIntent = { tool: 'archive_threads', action: 'archive', actor: 'agent' };
 const RESTORE: GateIntent = { tool: 'move_to_inbox', action: 'restore', actor: 'agent' };
 
-let cluster: PgCluster;
-const dbs: StateDb[] = [];
-let dbCount = 0;
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  for (const db of dbs.splice(0)) await db.close();
-  await cluster?.close();
-});
+const pgc = usePostgres();
 
 function msg(id: string, over: Partial<GateItem> = {}): GateItem {
   return {
@@ -84,12 +71,8 @@ const backends: Array<[string, () => Promise<Backend>]> = [
   [
     'postgres',
     async () => {
-      const url = await cluster.createDatabase(`backend_${++dbCount}`);
-      const open = async () => {
-        const db = await openStateDb(url);
-        dbs.push(db);
-        return db;
-      };
+      const url = await pgc.database('backend');
+      const open = () => pgc.stateDb(url);
       const reader = await open();
       return {
         store: async () => pgPolicyStore(await open()),

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/mail/clock.js';
 import { MailError } from '../../../src/mail/errors.js';
 import type { GmailMark } from '../../../src/mail/inbox-mark.js';
@@ -11,29 +11,15 @@ import { effectivePolicy, parsePolicy } from '../../../src/policy/write-policy.j
 import { MIGRATIONS, SCHEMA_VERSION, openPgState, openStateDb } from '../../../src/store/pg/index.js';
 import type { StateDb } from '../../../src/store/pg/index.js';
 import { stateSetting } from '../../../src/store/state.js';
-import { startPostgres } from '../../helpers/postgres.js';
-import type { PgCluster } from '../../helpers/postgres.js';
+import { usePostgres } from '../../helpers/postgres.js';
 import { rejected } from '../../helpers/rejected.js';
 
-let cluster: PgCluster;
-const open: StateDb[] = [];
+const pgc = usePostgres();
 let n = 0;
 
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  for (const db of open.splice(0)) await db.close().catch(() => undefined);
-  await cluster?.close();
-});
-
-const fresh = () => cluster.createDatabase(`state_${++n}`);
-async function opened(url: string, migrations?: readonly string[]): Promise<StateDb> {
-  const db = await openStateDb(url, migrations);
-  open.push(db);
-  return db;
-}
+const fresh = () => pgc.cluster.createDatabase(`state_${++n}`);
+const opened = (url: string, migrations?: readonly string[]): Promise<StateDb> =>
+  pgc.stateDb(url, migrations);
 async function query<T extends pg.QueryResultRow>(
   url: string,
   sql: string,
@@ -137,7 +123,7 @@ describe('migrations', () => {
   });
 
   it('a database that cannot be reached is a retryable error naming it, password hidden', async () => {
-    const url = `postgres://postgres:hunter2@127.0.0.1:${cluster.port}/no_such_db`;
+    const url = `postgres://postgres:hunter2@127.0.0.1:${pgc.cluster.port}/no_such_db`;
     const e = await rejected(openStateDb(url));
     // A missing database is the server's answer, not a lost connection.
     expect(e.message).toContain('postgres://postgres:***@127.0.0.1');
@@ -157,7 +143,7 @@ describe('new-mail marks', () => {
     const url = await fresh();
     const a = await openPgState(url);
     const b = await openPgState(url);
-    open.push(a.db, b.db);
+    pgc.keep(a.db, b.db);
     expect(await b.inboxMarks.read('work')).toBeUndefined();
     const mark: GmailMark = {
       version: 1,
@@ -179,7 +165,7 @@ describe('PostgreSQL stopped mid-way', () => {
   it('the next write fails with a retryable error naming the state database; after a restart writes work and nothing is lost', async () => {
     const url = await fresh();
     const { db, policyStore } = await openPgState(url);
-    open.push(db);
+    pgc.keep(db);
     const policy = effectivePolicy(
       {
         ...parsePolicy({ default: { dailyMoveCap: 50, protectCorrespondents: false } }),
@@ -210,20 +196,20 @@ describe('PostgreSQL stopped mid-way', () => {
       await gate.run([item(id)], { tool: 'archive_threads', action: 'archive', actor: 'agent' }, moved);
     expect(wrote).toBe(3);
 
-    await cluster.stop('fast');
+    await pgc.cluster.stop('fast');
     const e = await rejected(
       gate.run([item('d')], { tool: 'archive_threads', action: 'archive', actor: 'agent' }, moved),
     );
     expect(e.code).toBe('upstream_unavailable');
     expect(e.retryable).toBe(true);
     expect(e.message).toContain(
-      `the state database postgres://postgres@127.0.0.1:${cluster.port}/state_${n} cannot be reached`,
+      `the state database postgres://postgres@127.0.0.1:${pgc.cluster.port}/state_${n} cannot be reached`,
     );
     expect(e.message).not.toMatch(/\n\s+at /);
     // Nothing reached the mailbox while the log could not be written.
     expect(wrote).toBe(3);
 
-    await cluster.start();
+    await pgc.cluster.start();
     const after = await gate.run(
       [item('d')],
       { tool: 'archive_threads', action: 'archive', actor: 'agent' },
@@ -252,7 +238,7 @@ describe('the write lock', () => {
   it("a process killed while it holds an account's lock releases it; other accounts never wait for it", async () => {
     const url = await fresh();
     const { db, policyStore } = await openPgState(url);
-    open.push(db);
+    pgc.keep(db);
     const dist = resolve(import.meta.dirname, '../../../dist/store/pg/index.js');
     const child = spawn(
       process.execPath,
@@ -288,7 +274,7 @@ describe('timer slots on PostgreSQL', () => {
   it('one of several replicas claims an account timer per interval; other accounts and timers have their own', async () => {
     const url = await fresh();
     const states = await Promise.all([0, 1, 2, 3].map(() => openPgState(url)));
-    open.push(...states.map((s) => s.db));
+    pgc.keep(...states.map((s) => s.db));
     const HOUR = 3_600_000;
     const first = await Promise.all(states.map((s) => s.timerSlots.claim('sender-rules', 'work', HOUR)));
     expect(first.filter(Boolean)).toHaveLength(1);
