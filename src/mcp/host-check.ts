@@ -1,14 +1,28 @@
 /*
  * The Host and Origin names a loopback server answers to (DNS rebinding: any other name is
  * refused). Kept apart from http.ts so the review page (src/review/) checks requests the same way
- * without loading the MCP SDK.
+ * without loading the MCP SDK, and binds its port the same way.
  */
+
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** Host and Origin names a loopback server answers to. */
 export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 export function bracketed(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Binds `server` to host:port (0: any free port); the port it got, or the bind's own error. */
+export function listenOn(server: Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 /** RFC 9110 §7.2 Host: uri-host [":" port]; a name, an IPv4 literal or a bracketed IPv6 literal. */

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import type { NodeIncomingMessageLike } from '@modelcontextprotocol/node';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
@@ -10,7 +9,7 @@ import ipaddr from 'ipaddr.js';
 import { createMcpServer } from './server.js';
 import type { ServerRuntime } from './server.js';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, LegacySessions } from './sessions.js';
-import { LOOPBACK_NAMES, bracketed, hostName } from './host-check.js';
+import { LOOPBACK_NAMES, bracketed, hostName, listenOn } from './host-check.js';
 
 export { LOOPBACK_NAMES, hostName } from './host-check.js';
 
@@ -305,14 +304,7 @@ export async function serveHttp(runtime: ServerRuntime, options: HttpOptions): P
   // No MCP request body takes long to send (at most 1 MB); these bound slow senders, not answers.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOn(server, options.port, options.host);
   return {
     url: `http://${bracketed(options.host)}:${port}${MCP_PATH}`,
     async close() {

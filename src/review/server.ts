@@ -1,10 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isMailError } from '../mail/errors.js';
 import type { ServerRuntime } from '../mcp/server.js';
-import { LOOPBACK_NAMES, bracketed, hostName, originAllowed } from '../mcp/host-check.js';
+import { LOOPBACK_NAMES, bracketed, hostName, listenOn, originAllowed } from '../mcp/host-check.js';
 import { CorrespondentSet } from '../policy/correspondents.js';
 import { serverTimeZone } from '../policy/move-cap.js';
 import type { Env } from '../store/config.js';
@@ -415,14 +414,7 @@ export async function serveReview(
   const runtime = deps.runtime;
   server.headersTimeout = 10_000;
   server.requestTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOn(server, options.port, options.host);
   return {
     origin: `http://${bracketed(options.host)}:${port}`,
     app,
