@@ -160,6 +160,11 @@ export async function fetchCopies(
   /** UIDs, or a range such as "12:*" in IMAP syntax. */
   uids: readonly number[] | string,
   format: ReadFormat,
+  /**
+   * `uids` are message sequence numbers (a plain FETCH): valid only in the selection they were
+   * counted in, which RFC 3501 §7.4.1 keeps stable while no EXPUNGE has been announced.
+   */
+  bySequence = false,
 ): Promise<Array<{ copy: Copy; bytes: Buffer }>> {
   if (uids.length === 0) return [];
   going(client);
@@ -177,7 +182,7 @@ export async function fetchCopies(
   const rows: FetchMessageObject[] = await client.fetchAll(
     typeof uids === 'string' ? uids : uidSet(uids),
     query,
-    { uid: true },
+    { uid: !bySequence },
   );
   const uidValidity = String(box.uidValidity);
   return rows.map((r) => ({
