@@ -10,7 +10,7 @@ import { leavesInbox, returnsToInbox } from './inbox-moves.js';
 import type { FolderModel } from './query.js';
 import { createFolder, examine, labelIdsOf, searchUids, uidSet } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
-import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
+import { applyChange, checkDelta, foldersTouched, labelsAreFolders, newLabelTarget } from './writer.js';
 import type { WriteReport } from './writer.js';
 
 /*
@@ -155,7 +155,9 @@ export class WriteBatches {
     name: string,
     create: boolean,
   ): Promise<{ id: string | undefined; model: FolderModel; folder?: string; created: boolean }> {
-    const target = newLabelTarget(model, name, await this.host.keywordsAllowed(client, model));
+    // Where labels are folders, PERMANENTFLAGS cannot change the answer: no SELECT to learn them.
+    const keywords = labelsAreFolders(model) ? false : await this.host.keywordsAllowed(client, model);
+    const target = newLabelTarget(model, name, keywords);
     if (target.kind === 'keyword') return { id: target.id, model, created: false };
     const id = model.folders.find((f) => f.path === target.path)?.labelId;
     if (id !== undefined || !create) return { id, model, folder: target.path, created: false };
