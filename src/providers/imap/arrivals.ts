@@ -79,8 +79,8 @@ function refused(e: unknown): boolean {
  * its first n answer, in one command. The numbers are this selection's, and a server announces
  * no EXPUNGE while it answers a FETCH by number (§7.4.1), so they cannot shift under it. A count
  * alone (the gate) asks the newest message for its UID and nothing else. Undefined when a message
- * expunged elsewhere since the EXAMINE left a gap (or the server refused the FETCH): the caller
- * then reads by UID as before.
+ * expunged elsewhere since the EXAMINE left a gap (Dovecot answers its number with no body, OK
+ * [EXPUNGEISSUED]) or the server refused the FETCH.
  */
 async function oldestByPosition(
   client: ImapFlow,
@@ -137,7 +137,16 @@ export async function inboxSince(
   }
   // No mark, or a renumbered INBOX with nothing remembered as decided: the whole inbox is new.
   if (!valid && !(reset && mark.decided.length > 0)) {
-    const page = await oldestByPosition(client, box.exists, limit, full);
+    let page = await oldestByPosition(client, box.exists, limit, full);
+    if (page === undefined) {
+      // A gap: a NOOP lets the server announce the expunge (RFC 3501 §7.4.1), and the numbers
+      // it leaves are read once more.
+      going(client);
+      await client.noop();
+      const exists = client.mailbox === false ? 0 : client.mailbox.exists;
+      if (exists === 0) return { ...base, total: 0, items: [] };
+      page = await oldestByPosition(client, exists, limit, full);
+    }
     if (page !== undefined) return { ...base, ...page };
   }
   let uids = valid

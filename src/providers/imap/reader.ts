@@ -185,18 +185,27 @@ export async function fetchCopies(
     { uid: !bySequence },
   );
   const uidValidity = String(box.uidValidity);
-  return rows.map((r) => ({
-    copy: {
-      folder,
-      uidValidity,
-      uid: r.uid,
-      flags: r.flags ?? new Set(),
-      internalDate: dateMs(r.internalDate),
-      size: r.size ?? 0,
-      ...(r.modseq === undefined ? {} : { modseq: r.modseq }),
-    },
-    bytes: (format === 'full' ? r.source : r.headers) ?? Buffer.alloc(0),
-  }));
+  return rows.flatMap((r) => {
+    const bytes: unknown = format === 'full' ? r.source : r.headers;
+    // A message another session expunged, not yet announced to this one: Dovecot still answers
+    // its number and UID, with NIL for the body (imapflow: false) and OK [EXPUNGEISSUED]. It is
+    // gone, so it has no row.
+    if (bytes !== undefined && !Buffer.isBuffer(bytes)) return [];
+    return [
+      {
+        copy: {
+          folder,
+          uidValidity,
+          uid: r.uid,
+          flags: r.flags ?? new Set(),
+          internalDate: dateMs(r.internalDate),
+          size: r.size ?? 0,
+          ...(r.modseq === undefined ? {} : { modseq: r.modseq }),
+        },
+        bytes: bytes ?? Buffer.alloc(0),
+      },
+    ];
+  });
 }
 
 function dateMs(d: Date | string | undefined): number {

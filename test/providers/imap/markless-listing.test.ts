@@ -76,3 +76,54 @@ describe.each(['full', 'bridge'] as const)('the first listing on the %s profile'
     expect(next.total).toBe(uids.length - 6);
   }, 120_000);
 });
+
+describe('a message expunged between the EXAMINE and the FETCH by number', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('bridge', { delayMs: 0 });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('is left out: after a NOOP the page is read again by number, and says what the mailbox holds', async () => {
+    const server = (b.imap as NonNullable<Backend['imap']>).server;
+    const front = (b.imap as NonNullable<Backend['imap']>).proxy as NonNullable<
+      NonNullable<Backend['imap']>['proxy']
+    >;
+    const before = await inboxUids(b);
+    // The front end holds each command a second before Dovecot sees it: another client expunges
+    // the second oldest message while the FETCH by number waits.
+    front.setDelay(1000);
+    const from = front.commands().length;
+    const call = b.call('list_new_mail', { limit: 6 });
+    try {
+      while (
+        !front
+          .commands()
+          .slice(from)
+          .some((c) => /^\S+ FETCH 1:6 /.test(c.text))
+      )
+        await new Promise((r) => setTimeout(r, 10));
+      await server.doveadm(['expunge', '-u', server.user, 'mailbox', 'INBOX', 'uid', String(before[1])]);
+    } finally {
+      await call.catch(() => undefined);
+      front.setDelay(0);
+    }
+    const r = await call;
+    expect(r.isError, r.text).toBe(false);
+    const sent = front.commands().slice(from);
+    // The race was staged: Dovecot answered the FETCH by number for a message it had expunged.
+    expect(sent.find((c) => /^\S+ FETCH 1:6 /.test(c.text))?.answer).toMatch(/EXPUNGEISSUED/);
+    expect(sent.map((c) => c.text.replace(/^\S+ /, '').slice(0, 10)).slice(-3)).toEqual([
+      'FETCH 1:6 ',
+      'NOOP',
+      'FETCH 1:6 ',
+    ]);
+    const uids = await inboxUids(b);
+    expect(uids).toEqual(before.filter((u) => u !== before[1]));
+    const l = r.structured as unknown as Listing;
+    expect(l.messages.map((m) => m.uid)).toEqual(uids.slice(0, 6));
+    expect(l.total).toBe(uids.length);
+  }, 60_000);
+});
