@@ -11,10 +11,12 @@
 // BENCH_BRIDGE=no-all-mail or no-idle runs the profile's variants (All Mail hidden, IDLE off).
 // BENCH_GROW (default 20,000): how many archived messages the last row adds before its first call.
 //
+// The account is set up as a person sets it up, with `mailwarden accounts add --imap` (its login,
+// and the agent label's folder it creates on Bridge, counted in `setup`, not in the loop).
 // The loop runs twice. The first run is an account's first: no new-mail mark, nothing learnt yet,
 // 217 messages waiting. Then the agent catches up (not counted), 12 new messages arrive, and the
 // loop runs again from cold (fresh processes): the steady state of an agent on a timer.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -107,6 +109,26 @@ function cli(args) {
   });
 }
 
+/** `mailwarden accounts add` for the demo's account, the password on stdin: the setup a person runs. */
+function addAccount() {
+  const { host, port, user } = demo.settings;
+  const args = ['accounts', 'add', demo.account, '--imap', '--host', host, '--port', String(port)];
+  const child = spawn(process.execPath, [MAIN, ...args, '--starttls', '--user', user, '--password-stdin'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  child.stdin.end(`${demo.server.password}\n`);
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) =>
+      code === 0 ? resolve({ output: out.trim().split('\n') }) : reject(new Error(`accounts add: ${err}`)),
+    ),
+  );
+}
+
 /** The loop from cold: the timer's gate in a process of its own, then one server session. */
 async function runLoop() {
   const calls = [];
@@ -169,9 +191,11 @@ function growArchive(n) {
 }
 
 const rows = [];
+let setup;
 let firstRun;
 let steady;
 try {
+  setup = await measure('accounts add --imap (setup, once per account)', addAccount);
   const first = await runLoop();
   firstRun = first.loop;
   let s = first.s;
@@ -271,6 +295,7 @@ console.log(
       profile: 'bridge',
       variant: VARIANT,
       delayPerCommandMs: DELAY_MS,
+      setup,
       loop: { firstRun, steady },
       calls: rows,
     },

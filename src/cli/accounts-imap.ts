@@ -1,5 +1,6 @@
-import { MailError, invalidInput } from '../mail/errors.js';
+import { MailError, invalidInput, isMailError } from '../mail/errors.js';
 import { openImapSession } from '../providers/imap/connection.js';
+import type { ImapSession } from '../providers/imap/session.js';
 import { defaultPort } from '../providers/imap/settings.js';
 import type { ImapSecurity, ImapSettings } from '../providers/imap/settings.js';
 import {
@@ -231,20 +232,58 @@ export async function addImapAccount(
   const session = openImapSession(settings, password, { account: name });
   try {
     await session.use(() => Promise.resolve(), { retry: true });
+    print(`Logged in as ${settings.user} at ${settings.host}:${settings.port}.`);
+    const stored = await writeImapPassword(env, name, password);
+    if (stored.warning !== undefined) warn(`WARNING: the IMAP password is ${stored.warning}`);
+    const entry = await addAccount(env, {
+      name,
+      imap: settings,
+      replace: true,
+      makeDefault: flags.has('default'),
+      ...(alias === undefined ? {} : { alias }),
+      ...(tiers === undefined ? {} : { tiers }),
+      // The login is the address for most servers (Bridge, Fastmail, Dovecot with full names).
+      ...(/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(settings.user) ? { address: settings.user } : {}),
+    });
+    await readyAgentLabel(env, entry, settings, session, print, warn);
+    return entry;
   } finally {
     await session.close();
   }
-  print(`Logged in as ${settings.user} at ${settings.host}:${settings.port}.`);
-  const stored = await writeImapPassword(env, name, password);
-  if (stored.warning !== undefined) warn(`WARNING: the IMAP password is ${stored.warning}`);
-  return addAccount(env, {
-    name,
-    imap: settings,
-    replace: true,
-    makeDefault: flags.has('default'),
-    ...(alias === undefined ? {} : { alias }),
-    ...(tiers === undefined ? {} : { tiers }),
-    // The login is the address for most servers (Bridge, Fastmail, Dovecot with full names).
-    ...(/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(settings.user) ? { address: settings.user } : {}),
-  });
+}
+
+/**
+ * policy.json's agentLabel made ready on the login that proved the password. Where the label is a
+ * folder (Proton Mail Bridge: Labels/NAME) the agent's first move out of the inbox would otherwise
+ * pay its CREATE, a second on Bridge (bench/imap-loop.mjs). Only for an account the agent can
+ * move mail in (the manage tier) and a label that is set. A failure leaves the account saved and
+ * says so: the first move creates the folder, as it does when a person deletes it later.
+ */
+async function readyAgentLabel(
+  env: Env,
+  entry: AccountEntry,
+  settings: ImapSettings,
+  session: ImapSession,
+  print: (line: string) => void,
+  warn: (line: string) => void,
+): Promise<void> {
+  if (!entry.tiers.includes('manage')) return;
+  const later = "the agent's first move out of the inbox creates it";
+  try {
+    const { effectivePolicy, loadPolicy } = await import('../policy/write-policy.js');
+    const label = effectivePolicy(await loadPolicy(env), entry.name).rules.agentLabel;
+    if (label === null) return;
+    const { ImapMailbox } = await import('../providers/imap/mailbox.js');
+    const mailbox = new ImapMailbox({ account: entry.name, settings, session });
+    const ready = await mailbox.prepareAgentLabel(label);
+    if (ready.kind === 'keyword') return;
+    print(
+      ready.created
+        ? `Created the folder ${ready.place} for policy.json's agentLabel: mail the agent moves out of the inbox is also filed there.`
+        : `The folder ${ready.place} for policy.json's agentLabel is there already.`,
+    );
+  } catch (e) {
+    const why = isMailError(e) ? e.message : String(e);
+    warn(`The account is saved, but the agent label's folder was not prepared (${why}); ${later}.`);
+  }
 }

@@ -224,7 +224,8 @@ export interface Mailbox {
 
   /**
    * IMAP: INBOX arrivals above a UID mark, oldest first, for the sweep loop (list_new_mail,
-   * check_new_mail): one EXAMINE, one UID SEARCH and, when something is new, one header FETCH.
+   * check_new_mail): one EXAMINE, then one FETCH when the new mail fits the page or no mark
+   * bounds it (the oldest by position), else one UID SEARCH and one FETCH.
    * Optional: a provider without UIDs (Gmail) is read through searchMessages and getThread.
    */
   inboxSince?(
@@ -261,7 +262,10 @@ export interface UidArrivals {
    * read from its INBOX copy (labels from that copy's flags and keywords only).
    */
   items: Array<{ uid: number; id: string; threadId: string; internalDate: number; message?: MailMessage }>;
-  /** The highest UID above the mark (undefined when nothing is new). */
+  /**
+   * The highest UID above the mark (undefined when nothing is new). Always there for a count
+   * (`limit` 0, the gate); without a mark, only when the page reaches it.
+   */
   newestUid?: number;
 }
 

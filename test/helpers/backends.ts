@@ -41,6 +41,11 @@ export interface Backend {
    * a recording proxy the account is pointed through (plain loopback IMAP, so it can be read).
    */
   writes(): string[];
+  /**
+   * IMAP: every command the server's connections sent, tag left out, in order: the Bridge-like
+   * front end's record, or the recording proxy's (option recordWrites); empty otherwise.
+   */
+  commands(): string[];
   close(): Promise<void>;
 }
 
@@ -142,6 +147,7 @@ export async function startBackend(
       stderr: () => stack.stderr(),
       gmail: stack,
       writes: () => gmailWrites(stack),
+      commands: () => [],
       close: () => stack.close(),
     };
   }
@@ -179,6 +185,13 @@ export async function startBackend(
       .flatMap((chunk) => chunk.split('\r\n'))
       .filter((line) => IMAP_WRITES.test(line))
       .map((line) => line.replace(/^[A-Za-z0-9.]+ /, '').slice(0, 120));
+  const imapCommands = (): string[] =>
+    recorder !== undefined
+      ? seen
+          .flatMap((chunk) => chunk.split('\r\n'))
+          .filter((line) => /^[A-Za-z0-9.]+ [A-Za-z]/.test(line))
+          .map((line) => line.replace(/^[A-Za-z0-9.]+ /, ''))
+      : (imap.proxy?.commands() ?? []).map((c) => c.text.replace(/^\S+ /, ''));
   const env: Record<string, string> = { HOME: imap.configDir, ...imap.env, ...CLOCK_ENV, ...options.env };
   let spawned: Awaited<ReturnType<typeof spawnClient>>;
   try {
@@ -206,6 +219,7 @@ export async function startBackend(
     tid: (key) => imapThreadIdForKey(key, options.seed),
     stderr,
     writes: imapWrites,
+    commands: imapCommands,
     async close() {
       await client.close();
       await recorder?.stop();

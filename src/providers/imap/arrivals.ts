@@ -5,7 +5,7 @@ import { MAX_DECIDED } from '../../mail/inbox-mark.js';
 import type { UidArrivals, UidMark, UidMarkAt } from '../mailbox.js';
 import { parseImapId } from './ids.js';
 import type { Folder } from './query.js';
-import { fetchCopies, opened, readCopy, searchUids, toMailMessage } from './reader.js';
+import { fetchCopies, going, opened, readCopy, searchUids, toMailMessage } from './reader.js';
 import type { Copy } from './reader.js';
 import type { MailMessage } from '../../mail/types.js';
 
@@ -66,6 +66,49 @@ function listed(copy: Copy, bytes: Parameters<typeof readCopy>[1], full: boolean
   };
 }
 
+/** A NO or BAD answer: the server refused the command (the connection is fine). */
+function refused(e: unknown): boolean {
+  const status = (e as { responseStatus?: unknown } | null)?.responseStatus;
+  return status === 'NO' || status === 'BAD';
+}
+
+/**
+ * With no mark to start from, the page is INBOX's oldest messages. Sequence numbers rise with
+ * UIDs (RFC 3501 §2.3.1.2), so after the EXAMINE that counted `exists` messages, FETCH 1:n by
+ * number is the n lowest UIDs and `exists` is the total: what UID SEARCH ALL and a UID FETCH of
+ * its first n answer, in one command. The numbers are this selection's, and a server announces
+ * no EXPUNGE while it answers a FETCH by number (§7.4.1), so they cannot shift under it. A count
+ * alone (the gate) asks the newest message for its UID and nothing else. Undefined when a message
+ * expunged elsewhere since the EXAMINE left a gap (Dovecot answers its number with no body, OK
+ * [EXPUNGEISSUED]) or the server refused the FETCH.
+ */
+async function oldestByPosition(
+  client: ImapFlow,
+  exists: number,
+  limit: number,
+  full: boolean,
+): Promise<Pick<UidArrivals, 'total' | 'items' | 'newestUid'> | undefined> {
+  try {
+    if (limit === 0) {
+      going(client);
+      const rows = await client.fetchAll(String(exists), { uid: true });
+      const newest = rows.find((r) => r.seq === exists)?.uid;
+      return newest === undefined ? undefined : { total: exists, items: [], newestUid: newest };
+    }
+    const n = Math.min(limit, exists);
+    const rows = await fetchCopies(client, INBOX, `1:${n}`, full ? 'full' : 'links', true);
+    if (rows.length !== n) return undefined;
+    const items = rows.map(({ copy, bytes }) => listed(copy, bytes, full)).sort((a, b) => a.uid - b.uid);
+    // The newest UID is known when the page reaches it; list_new_mail does not need it otherwise,
+    // and fetching it with the page would download the newest message whole.
+    const newest = n === exists ? items.at(-1)?.uid : undefined;
+    return { total: exists, items, ...(newest === undefined ? {} : { newestUid: newest }) };
+  } catch (e) {
+    if (refused(e)) return undefined;
+    throw e;
+  }
+}
+
 export async function inboxSince(
   client: ImapFlow,
   mark: UidMark | undefined,
@@ -81,9 +124,8 @@ export async function inboxSince(
   // UIDs only grow (RFC 3501 §2.3.1.1): above the mark there are at most UIDNEXT - mark - 1
   // messages. When that fits in the page, one FETCH of everything above the mark is the listing
   // and its count; the SEARCH that would count first is spared.
-  const from = valid ? mark.uid + 1 : 1;
-  const fits = valid ? uidNext - from <= limit : box.exists <= limit && !(reset && mark.decided.length > 0);
-  if (fits) {
+  if (valid && uidNext - (mark.uid + 1) <= limit) {
+    const from = mark.uid + 1;
     const rows = await fetchCopies(client, INBOX, `${from}:*`, full ? 'full' : 'links');
     const items = rows
       // "N:*" names the last message even when every UID is below N (RFC 3501 §6.4.8).
@@ -92,6 +134,20 @@ export async function inboxSince(
       .sort((a, b) => a.uid - b.uid);
     const newest = items.at(-1)?.uid;
     return { ...base, total: items.length, items, ...(newest === undefined ? {} : { newestUid: newest }) };
+  }
+  // No mark, or a renumbered INBOX with nothing remembered as decided: the whole inbox is new.
+  if (!valid && !(reset && mark.decided.length > 0)) {
+    let page = await oldestByPosition(client, box.exists, limit, full);
+    if (page === undefined) {
+      // A gap: a NOOP lets the server announce the expunge (RFC 3501 §7.4.1), and the numbers
+      // it leaves are read once more.
+      going(client);
+      await client.noop();
+      const exists = client.mailbox === false ? 0 : client.mailbox.exists;
+      if (exists === 0) return { ...base, total: 0, items: [] };
+      page = await oldestByPosition(client, exists, limit, full);
+    }
+    if (page !== undefined) return { ...base, ...page };
   }
   let uids = valid
     ? (await searchUids(client, { uid: `${mark.uid + 1}:*` })).filter((u) => u > mark.uid)

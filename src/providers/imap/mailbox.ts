@@ -613,6 +613,14 @@ export class ImapMailbox implements Mailbox {
     return this.writes.enqueue(threadId, change, signal, options);
   }
 
+  /** The agent label ready before the agent's first move (write-batches.ts prepareAgentLabel). */
+  prepareAgentLabel(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<{ kind: 'keyword' | 'folder'; place: string; created: boolean }> {
+    return this.writes.prepareAgentLabel(name, signal);
+  }
+
   modifyMessages(
     messageIds: string[],
     change: LabelChange,

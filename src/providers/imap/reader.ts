@@ -160,6 +160,11 @@ export async function fetchCopies(
   /** UIDs, or a range such as "12:*" in IMAP syntax. */
   uids: readonly number[] | string,
   format: ReadFormat,
+  /**
+   * `uids` are message sequence numbers (a plain FETCH): valid only in the selection they were
+   * counted in, which RFC 3501 §7.4.1 keeps stable while no EXPUNGE has been announced.
+   */
+  bySequence = false,
 ): Promise<Array<{ copy: Copy; bytes: Buffer }>> {
   if (uids.length === 0) return [];
   going(client);
@@ -177,21 +182,30 @@ export async function fetchCopies(
   const rows: FetchMessageObject[] = await client.fetchAll(
     typeof uids === 'string' ? uids : uidSet(uids),
     query,
-    { uid: true },
+    { uid: !bySequence },
   );
   const uidValidity = String(box.uidValidity);
-  return rows.map((r) => ({
-    copy: {
-      folder,
-      uidValidity,
-      uid: r.uid,
-      flags: r.flags ?? new Set(),
-      internalDate: dateMs(r.internalDate),
-      size: r.size ?? 0,
-      ...(r.modseq === undefined ? {} : { modseq: r.modseq }),
-    },
-    bytes: (format === 'full' ? r.source : r.headers) ?? Buffer.alloc(0),
-  }));
+  return rows.flatMap((r) => {
+    const bytes: unknown = format === 'full' ? r.source : r.headers;
+    // A message another session expunged, not yet announced to this one: Dovecot still answers
+    // its number and UID, with NIL for the body (imapflow: false) and OK [EXPUNGEISSUED]. It is
+    // gone, so it has no row.
+    if (bytes !== undefined && !Buffer.isBuffer(bytes)) return [];
+    return [
+      {
+        copy: {
+          folder,
+          uidValidity,
+          uid: r.uid,
+          flags: r.flags ?? new Set(),
+          internalDate: dateMs(r.internalDate),
+          size: r.size ?? 0,
+          ...(r.modseq === undefined ? {} : { modseq: r.modseq }),
+        },
+        bytes: bytes ?? Buffer.alloc(0),
+      },
+    ];
+  });
 }
 
 function dateMs(d: Date | string | undefined): number {

@@ -10,7 +10,7 @@ import { leavesInbox, returnsToInbox } from './inbox-moves.js';
 import type { FolderModel } from './query.js';
 import { createFolder, examine, labelIdsOf, searchUids, uidSet } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
-import { applyChange, checkDelta, foldersTouched, newLabelTarget } from './writer.js';
+import { applyChange, checkDelta, foldersTouched, labelsAreFolders, newLabelTarget } from './writer.js';
 import type { WriteReport } from './writer.js';
 
 /*
@@ -139,21 +139,49 @@ export class WriteBatches {
     const out = change.remove.includes('INBOX') && !change.add.some((l) => l === 'SPAM' || l === 'TRASH');
     const back = change.add.includes('INBOX');
     if (!out && !back) return { change, model };
-    const target = newLabelTarget(model, agentLabel, await this.host.keywordsAllowed(client, model));
-    let id: string | undefined;
-    if (target.kind === 'keyword') id = target.id;
-    else {
-      id = model.folders.find((f) => f.path === target.path)?.labelId;
-      if (id === undefined && out) {
-        await createFolder(client, target.path);
-        model = this.host.joined(client, target.path);
-        id = model.folders.find((f) => f.path === target.path)?.labelId;
-      }
-    }
+    const label = await this.agentLabel(client, model, agentLabel, out);
+    model = label.model;
+    const id = label.id;
     if (id === undefined) return { change, model };
     return out
       ? { change: { add: [...change.add, id], remove: change.remove }, model }
       : { change: { add: change.add, remove: [...change.remove, id] }, model };
+  }
+
+  /** The agent label's id: a keyword, or its folder's (created when missing and `create`). */
+  private async agentLabel(
+    client: ImapFlow,
+    model: FolderModel,
+    name: string,
+    create: boolean,
+  ): Promise<{ id: string | undefined; model: FolderModel; folder?: string; created: boolean }> {
+    // Where labels are folders, PERMANENTFLAGS cannot change the answer: no SELECT to learn them.
+    const keywords = labelsAreFolders(model) ? false : await this.host.keywordsAllowed(client, model);
+    const target = newLabelTarget(model, name, keywords);
+    if (target.kind === 'keyword') return { id: target.id, model, created: false };
+    const id = model.folders.find((f) => f.path === target.path)?.labelId;
+    if (id !== undefined || !create) return { id, model, folder: target.path, created: false };
+    await createFolder(client, target.path);
+    const joined = this.host.joined(client, target.path);
+    const made = joined.folders.find((f) => f.path === target.path)?.labelId;
+    return { id: made, model: joined, folder: target.path, created: true };
+  }
+
+  /**
+   * The agent label made ready before the agent's first move (`mailwarden accounts add`), so
+   * that move sends no CREATE: where the label is a folder (Bridge's Labels/NAME), the folder is
+   * created when missing. A keyword needs nothing.
+   */
+  prepareAgentLabel(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<{ kind: 'keyword' | 'folder'; place: string; created: boolean }> {
+    return this.host.write(async (client, model) => {
+      const label = await this.agentLabel(client, model, name, true);
+      return label.folder === undefined
+        ? { kind: 'keyword' as const, place: label.id ?? name, created: false }
+        : { kind: 'folder' as const, place: label.folder, created: label.created };
+    }, signal);
   }
 
   /**

@@ -397,6 +397,11 @@ export async function applyChange(
 }
 
 /** A label id for a new label: a keyword where the server keeps them, else a label folder. */
+/** Labels are folders of copies (Proton Bridge's Labels/X): keywords play no part in them. */
+export function labelsAreFolders(model: FolderModel): boolean {
+  return model.proton === true || model.folders.some((f) => f.kind === 'label');
+}
+
 export function newLabelTarget(
   model: FolderModel,
   name: string,
@@ -407,8 +412,7 @@ export function newLabelTarget(
   if (name === 'MCP' || name.startsWith('MCP/'))
     return { kind: 'folder', path: model.proton ? `Folders/${name}` : name };
   // Where labels are folders of copies (Proton Bridge), a new label is one more of them.
-  if (model.proton || model.folders.some((f) => f.kind === 'label'))
-    return { kind: 'folder', path: `Labels/${name}` };
+  if (labelsAreFolders(model)) return { kind: 'folder', path: `Labels/${name}` };
   if (!keywordsAllowed) return { kind: 'folder', path: name };
   return { kind: 'keyword', id: keywordLabelId(keywordFor(name)) };
 }
