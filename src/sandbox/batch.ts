@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BATCH_MAX_CALLS, decodeBatch, encodeBatch } from '../providers/gmail/batch-format.js';
 import type { BatchPart } from '../providers/gmail/batch-format.js';
-import { GoogleApiError, invalidArgument, notFound } from './errors.js';
+import type { GoogleApiError } from './errors.js';
+import { invalidArgument, notFound } from './errors.js';
 import type { CallAnswer, GatewayDeps } from './http.js';
 import { faultError, methodName, resolve, runGmailCall } from './http.js';
 
