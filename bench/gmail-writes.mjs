@@ -1,7 +1,9 @@
 // node bench/gmail-writes.mjs (after npm run build): the Gmail write path and the tools around it
 // on the sandbox demo mailbox, through the built server and the real MCP client, under the
-// default write policy (no policy.json). Prints JSON: per tool, the exact requests by method
-// (from the sandbox's own counters) and the server's CPU per call.
+// default write policy (no policy.json). Prints JSON: per tool, the exact HTTP requests by method
+// and the Gmail API calls by method (a batch request is one HTTP request carrying many calls;
+// each call counts once, and quota units are the calls'), from the sandbox's own counters, and
+// the server's CPU per call.
 //
 // CPU: the server's own time on a CPU, read from outside as the sum over its threads of
 // /proc/<pid>/task/*/schedstat (nanoseconds; the main thread, libuv's pool and V8's helpers),
@@ -90,11 +92,18 @@ async function once(name, args) {
   const out = await call(name, args);
   const cpu = (cpuNs(pid) - cpu0) / 1e6;
   const s = sandbox.stats();
+  return { out, cpuMs: cpu, ...counts(s) };
+}
+
+/** HTTP requests and API calls, in total and by method (a method with none of either left out). */
+function counts(s) {
+  const by = (k) =>
+    Object.fromEntries(Object.entries(s.byMethod).flatMap(([m, v]) => (v[k] > 0 ? [[m, v[k]]] : [])));
   return {
-    out,
-    cpuMs: cpu,
     requests: s.requests,
-    byMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.requests])),
+    apiCalls: s.apiCalls,
+    byMethod: by('requests'),
+    apiCallsByMethod: by('apiCalls'),
   };
 }
 
@@ -116,13 +125,15 @@ async function measure(label, name, argsFor, reps = REPS) {
   }
   const runs = [];
   for (let i = 0; i < reps; i++) runs.push(await once(name, argsFor(i)));
-  const counts = new Set(runs.map((r) => r.requests));
+  const perRun = new Set(runs.map((r) => r.requests));
   rows[label] = {
     tool: name,
     args: argsFor(0),
     requests: runs[0].requests,
-    ...(counts.size > 1 ? { requestsPerRun: runs.map((r) => r.requests) } : {}),
+    ...(perRun.size > 1 ? { requestsPerRun: runs.map((r) => r.requests) } : {}),
     byMethod: runs[0].byMethod,
+    apiCalls: runs[0].apiCalls,
+    apiCallsByMethod: runs[0].apiCallsByMethod,
     cpuMsMedian: round(median(runs.map((r) => r.cpuMs)), 2),
     cpuMsPerRun: runs.map((r) => round(r.cpuMs, 2)),
     ...outcomes(runs[0].out),
@@ -152,6 +163,8 @@ rows['archive 1 thread, first move of the session'] = {
   tool: 'archive',
   requests: coldMove.requests,
   byMethod: coldMove.byMethod,
+  apiCalls: coldMove.apiCalls,
+  apiCallsByMethod: coldMove.apiCallsByMethod,
   ...outcomes(coldMove.out),
 };
 
@@ -190,8 +203,7 @@ await measure('move_to_spam 1 thread', 'move_to_spam', (i) => ({ threadId: spam[
 await measure('restore 1 thread from spam', 'restore', (i) => ({ threadId: spam[i] }));
 const trash = take(REPS);
 await measure('trash 1 thread', 'trash', (i) => ({ threadId: trash[i] }));
-// untrash is not measured: the policy refuses it on these threads (see docs/benchmarks.md).
-// await measure('untrash 1 thread', 'untrash', (i) => ({ threadId: trash[i] }));
+await measure('untrash 1 thread', 'untrash', (i) => ({ threadId: trash[i] }));
 const snoozed = take(REPS);
 await measure('snooze 1 thread', 'snooze', (i) => ({ threadId: snoozed[i], until: 'tomorrow 9am' }));
 await measure('unsnooze 1 thread', 'unsnooze', (i) => ({ threadId: snoozed[i] }));
@@ -224,8 +236,7 @@ async function followUpsOnDemo() {
   await c.close();
   await demo.close();
   return {
-    requests: s.requests,
-    byMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.requests])),
+    ...counts(s),
     awaitingReply: o.awaitingReply.length,
     awaitingYou: o.awaitingYou.length,
     setAside: o.setAside?.length ?? 0,

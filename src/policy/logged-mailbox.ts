@@ -135,6 +135,7 @@ export function loggedMailbox(inner: Mailbox, log: ActionLog, tool: string): Mai
       write('untrashThread', { threadIds: [threadId] }, () => inner.untrashThread(threadId, signal, options)),
   };
   if (inner.getMessage) out.getMessage = inner.getMessage.bind(inner);
+  if (inner.getThreads) out.getThreads = inner.getThreads.bind(inner);
   if (inner.sentRecipients) out.sentRecipients = inner.sentRecipients.bind(inner);
   if (inner.sentVersion) out.sentVersion = inner.sentVersion.bind(inner);
   if (inner.inboxSince) out.inboxSince = inner.inboxSince.bind(inner);

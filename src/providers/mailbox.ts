@@ -1,3 +1,4 @@
+import type { MailError } from '../mail/errors.js';
 import type { FilterCriteria, FilterLabelAction } from '../mail/filter-criteria.js';
 import type {
   HistoryPage,
@@ -161,6 +162,15 @@ export interface Mailbox {
   /** Message refs matching a Gmail-syntax query (exact per-message index). */
   searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>>;
   getThread(threadId: string, options: ThreadReadOptions): Promise<MailThread>;
+  /**
+   * Many threads with the same read, in fewer requests (Gmail: batch requests). Each id gets its
+   * thread or its own MailError, as getThread would give it; a failure of the whole read
+   * rejects. Optional: without it callers read thread by thread.
+   */
+  getThreads?(
+    threadIds: readonly string[],
+    options: ThreadReadOptions,
+  ): Promise<Array<MailThread | MailError>>;
   /**
    * One message by id (Gmail messages.get, 5 units). Optional: without it get_message finds the
    * message's thread (getMessageLabels) and reads it (IMAP finds a message by Message-ID anyway).

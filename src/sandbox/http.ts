@@ -9,6 +9,8 @@ import {
   rateLimited,
   unauthenticated,
 } from './errors.js';
+import { BATCH_PATH } from '../providers/gmail/batch-format.js';
+import { serveBatch } from './batch.js';
 import { AUTHORIZE_PATH } from './consent.js';
 import type { ConsentServer, HtmlAnswer } from './consent.js';
 import type { Fault, FaultInjector } from './faults.js';
@@ -37,14 +39,16 @@ export interface GatewayDeps {
 /** Gmail's largest message is 35 MB; anything much bigger is not a request a client would send. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-type Target =
+export type Target =
   | { kind: 'token' }
   | { kind: 'revoke' }
   | { kind: 'authorize' }
   | { kind: 'gmail'; userId: string; route: Route; ids: string[] }
+  | { kind: 'batch' }
   | { kind: 'unknown' };
 
-function resolve(verb: string, path: string): Target {
+export function resolve(verb: string, path: string): Target {
+  if (path === BATCH_PATH) return verb === 'POST' ? { kind: 'batch' } : { kind: 'unknown' };
   if (path === '/token') return verb === 'POST' ? { kind: 'token' } : { kind: 'unknown' };
   if (path === '/revoke') return verb === 'POST' ? { kind: 'revoke' } : { kind: 'unknown' };
   // Google serves this on accounts.google.com; the sandbox serves it on its own origin.
@@ -63,16 +67,18 @@ function resolve(verb: string, path: string): Target {
   return { kind: 'gmail', userId, ...found };
 }
 
-const methodName = (t: Target): string =>
+export const methodName = (t: Target): string =>
   t.kind === 'gmail'
     ? t.route.method
-    : t.kind === 'token'
-      ? 'oauth.token'
-      : t.kind === 'revoke'
-        ? 'oauth.revoke'
-        : t.kind === 'authorize'
-          ? 'oauth.authorize'
-          : 'unknown';
+    : t.kind === 'batch'
+      ? 'batch'
+      : t.kind === 'token'
+        ? 'oauth.token'
+        : t.kind === 'revoke'
+          ? 'oauth.revoke'
+          : t.kind === 'authorize'
+            ? 'oauth.authorize'
+            : 'unknown';
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -111,7 +117,7 @@ function sendError(res: ServerResponse, err: GoogleApiError): void {
   send(res, err.code, err.body(), err.headers);
 }
 
-function faultError(fault: Fault): GoogleApiError {
+export function faultError(fault: Fault): GoogleApiError {
   const retry =
     fault.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(fault.retryAfterSeconds) };
   switch (fault.kind) {
@@ -164,6 +170,59 @@ function serveOAuth(
   });
 }
 
+/** What one Gmail call answers: a status, a JSON body (none: 204) and headers. */
+export interface CallAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+const errorAnswer = (err: GoogleApiError): CallAnswer => ({
+  status: err.code,
+  body: err.body(),
+  headers: err.headers,
+});
+
+/**
+ * One Gmail API call after its transport (latency, faults) was dealt with: auth, scope, quota,
+ * then the method itself. A direct request and each call inside a batch run through this, so a
+ * batched call is judged, charged and counted exactly as it would be alone.
+ */
+export function runGmailCall(
+  deps: GatewayDeps,
+  target: Extract<Target, { kind: 'gmail' }>,
+  search: URLSearchParams,
+  authorization: string | undefined,
+  body: Buffer,
+): CallAnswer {
+  const method = target.route.method;
+  try {
+    const principal = deps.oauth.authenticate(authorization);
+    if (!principal) return errorAnswer(unauthenticated());
+    const mailbox = deps.mailboxFor(principal.email);
+    const userId = target.userId.toLowerCase();
+    if (!mailbox || (userId !== 'me' && userId !== principal.email)) {
+      return errorAnswer(new GoogleApiError(403, `Delegation denied for ${target.userId}`, 'forbidden'));
+    }
+    if (!scopeAllows(principal.scopes, method)) return errorAnswer(insufficientScope());
+    const units = QUOTA_UNITS[method] ?? 0;
+    const charged = deps.quota.charge(principal.email, units);
+    if (!charged.ok) return errorAnswer(rateLimited(charged.retryAfterSeconds));
+    deps.stats.charge(method, units);
+    return target.route.handle({
+      mailbox,
+      params: new Params(search),
+      ids: target.ids,
+      body: parseJson(body),
+      now: deps.clock.now(),
+      staleThreadIndex: deps.staleThreadIndex(),
+    });
+  } catch (err) {
+    if (err instanceof GoogleApiError) return errorAnswer(err);
+    throw err;
+  }
+}
+
 /** The request pipeline: latency, faults, auth, scope, quota, then the Gmail method itself. */
 export function createRequestListener(
   deps: GatewayDeps,
@@ -173,7 +232,7 @@ export function createRequestListener(
     const verb = (req.method ?? 'GET').toUpperCase();
     const target = resolve(verb, url.pathname);
     const method = methodName(target);
-    deps.stats.request(method);
+    deps.stats.request(method, target.kind === 'gmail');
     const body = await readBody(req);
     const latency = deps.latencyMs();
     if (latency > 0) await sleep(latency);
@@ -199,32 +258,23 @@ export function createRequestListener(
     if (target.kind === 'token' || target.kind === 'revoke') {
       return serveOAuth(deps.oauth, target.kind, url, body, req, res);
     }
+    if (target.kind === 'batch') {
+      const answer = await serveBatch(deps, req.headers, body);
+      if (answer === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      if (answer === 'hang' || hangAfter) return;
+      res.writeHead(answer.status, { ...answer.headers, 'Content-Length': String(answer.body.byteLength) });
+      res.end(answer.body);
+      return;
+    }
     if (target.kind === 'unknown') return sendError(res, notFound());
 
-    const principal = deps.oauth.authenticate(req.headers.authorization);
-    if (!principal) return sendError(res, unauthenticated());
-    const mailbox = deps.mailboxFor(principal.email);
-    const userId = target.userId.toLowerCase();
-    if (!mailbox || (userId !== 'me' && userId !== principal.email)) {
-      return sendError(res, new GoogleApiError(403, `Delegation denied for ${target.userId}`, 'forbidden'));
-    }
-    if (!scopeAllows(principal.scopes, method)) return sendError(res, insufficientScope());
-    const units = QUOTA_UNITS[method] ?? 0;
-    const charged = deps.quota.charge(principal.email, units);
-    if (!charged.ok) return sendError(res, rateLimited(charged.retryAfterSeconds));
-    deps.stats.charge(method, units);
-
-    const answer = target.route.handle({
-      mailbox,
-      params: new Params(url.searchParams),
-      ids: target.ids,
-      body: parseJson(body),
-      now: deps.clock.now(),
-      staleThreadIndex: deps.staleThreadIndex(),
-    });
+    const answer = runGmailCall(deps, target, url.searchParams, req.headers.authorization, body);
     // Carried out, never answered: the client must find out from the mailbox what happened.
     if (hangAfter) return;
-    send(res, answer.status, answer.body);
+    send(res, answer.status, answer.body, answer.headers);
   };
 
   return (req, res) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
+import { isMailError } from '../mail/errors.js';
 import { parseQuery } from '../mail/query/index.js';
 import { uniqueById } from '../mail/unique.js';
 import { verifyThreads } from '../mail/verify.js';
@@ -111,10 +112,23 @@ export const search = defineTool({
       ctx.mailbox.searchThreads(args.query, searchOptions),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
     ]);
+    const many = ctx.mailbox.getThreads;
     const threads = uniqueById(
-      await mapBounded(page.items, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), (t) =>
-        ctx.mailbox.getThread(t.id, { format: 'full', signal: ctx.signal }),
-      ),
+      many !== undefined && page.items.length > 1
+        ? // One failed read fails the search, as it does when the threads are read one by one.
+          (
+            await many.call(
+              ctx.mailbox,
+              page.items.map((t) => t.id),
+              { format: 'full', signal: ctx.signal },
+            )
+          ).map((r) => {
+            if (isMailError(r)) throw r;
+            return r;
+          })
+        : await mapBounded(page.items, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), (t) =>
+            ctx.mailbox.getThread(t.id, { format: 'full', signal: ctx.signal }),
+          ),
     );
     const outcome = verifyThreads(node, threads);
     const after = ctx.mailbox.usage();

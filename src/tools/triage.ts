@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
+import type { MailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
 import { parseQuery } from '../mail/query/index.js';
 import type * as Triage from '../mail/triage.js';
@@ -68,13 +69,31 @@ async function readThreads(
   then?: (t: MailThread) => Promise<MailThread>,
 ): Promise<MailThread[]> {
   let done = 0;
-  const read = await mapBounded(ids, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), async (id) => {
-    let t = await readOne(ctx, id, options);
-    if (t && then) t = await then(t);
-    await ctx.progress(++done, ids.length, what);
-    return t;
-  });
+  const many = ctx.mailbox.getThreads;
+  // A provider that reads many threads in few requests (Gmail batches) reads them all at once.
+  const batched =
+    many === undefined || ids.length < 2
+      ? undefined
+      : await many.call(ctx.mailbox, ids, { ...options, signal: ctx.signal });
+  const read = await mapBounded(
+    ids,
+    readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY),
+    async (id, i) => {
+      let t = batched === undefined ? await readOne(ctx, id, options) : goneAsNone(batched[i]);
+      if (t && then) t = await then(t);
+      await ctx.progress(++done, ids.length, what);
+      return t;
+    },
+  );
   return uniqueById(read.filter((t): t is MailThread => t !== undefined));
+}
+
+/** A thread gone since the listing is left out; any other failure fails the call. */
+function goneAsNone(r: MailThread | MailError | undefined): MailThread | undefined {
+  if (r === undefined) return undefined;
+  if (!isMailError(r)) return r;
+  if (r.code === 'not_found') return undefined;
+  throw r;
 }
 
 function readOne(

@@ -154,14 +154,17 @@ describe('rate limits', () => {
     expect(s.sandbox.stats().requests).toBe(2);
   });
 
-  it('search under a threads.get 429 stops: one request per thread in flight plus one probe', async () => {
+  it('search under a threads.get 429 stops: its batch of reads, then once more after the one wait', async () => {
     const s = await started();
     s.sandbox.faults.script([{ method: 'threads.get', kind: '429', retryAfterSeconds: 1 }]);
     s.sandbox.resetStats();
     const e = envelope(await s.call('search', { query: 'in:inbox', maxResults: 10 }));
     expect(e.code).toBe('rate_limited');
     expect(e.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(s.sandbox.stats().byMethod['threads.get']?.requests).toBe(11);
+    // The 10 reads travel in one batch request; every call is refused, waited on once, sent again
+    // once, and the second refusal is final.
+    expect(s.sandbox.stats().byMethod['batch']?.requests).toBe(2);
+    expect(s.sandbox.stats().byMethod['threads.get']?.apiCalls).toBe(20);
   });
 
   it('bulk_modify stops at the rate-limited chunk and reports the rest as not attempted', async () => {

@@ -36,8 +36,8 @@ describe('quota', () => {
     expect((await h.gmail('threads')).status).toBe(200);
 
     const stats = h.sandbox.stats();
-    expect(stats.byMethod['threads.list']).toEqual({ requests: 5, quotaUnits: 40 });
-    expect(stats.byMethod['labels.list']).toEqual({ requests: 2, quotaUnits: 2 });
+    expect(stats.byMethod['threads.list']).toEqual({ requests: 5, apiCalls: 5, quotaUnits: 40 });
+    expect(stats.byMethod['labels.list']).toEqual({ requests: 2, apiCalls: 2, quotaUnits: 2 });
     expect(stats.quotaUnits).toBe(40 + 2 + 5);
   });
 });
@@ -58,8 +58,9 @@ describe('faults', () => {
     expect((await h.gmail('messages/batchModify', { body })).status).toBe(204);
     expect(h.sandbox.stats()).toEqual({
       requests: 2,
+      apiCalls: 2,
       quotaUnits: 50,
-      byMethod: { 'messages.batchModify': { requests: 2, quotaUnits: 50 } },
+      byMethod: { 'messages.batchModify': { requests: 2, apiCalls: 2, quotaUnits: 50 } },
     });
   });
 
@@ -77,7 +78,7 @@ describe('faults', () => {
     expect((await h.gmail('labels')).status).toBe(200);
     await expect(h.gmail('profile')).rejects.toThrow();
     expect((await h.gmail('profile')).status).toBe(200);
-    expect(h.sandbox.stats().byMethod['getProfile']).toEqual({ requests: 2, quotaUnits: 1 });
+    expect(h.sandbox.stats().byMethod['getProfile']).toEqual({ requests: 2, apiCalls: 2, quotaUnits: 1 });
   });
 
   it('can fail the token endpoint too', async () => {

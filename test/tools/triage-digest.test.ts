@@ -98,9 +98,11 @@ describe('triage_digest over the whole mailbox (in:anywhere)', () => {
     expect(d.moreThreadsMatched).toBe(false);
     expect(d.notJudged).toEqual({ gone: 0, partsNotRead: 0 });
     const hidden = seed.threads.filter((t) => t.messages.some((m) => topLevelHides(m.raw))).length;
-    // One list page, one metadata read per thread, one full read per thread with a hidden tree.
+    // One list page, one metadata read per thread, one full read per thread with a hidden tree
+    // (API calls: the metadata reads travel in batch requests of 50).
     expect(cost.byMethod['threads.list']?.requests).toBe(1);
-    expect(cost.byMethod['threads.get']?.requests).toBe(DEMO_FACTS.threadCount + hidden);
+    expect(cost.byMethod['threads.get']?.apiCalls).toBe(DEMO_FACTS.threadCount + hidden);
+    expect(cost.byMethod['batch']?.requests).toBe(Math.ceil(DEMO_FACTS.threadCount / 50));
     expect(d.usage.quotaUnits).toBe(cost.quotaUnits);
   });
 
@@ -186,7 +188,7 @@ describe('triage_digest on the inbox', () => {
       (t) => inInbox(t) && t.messages.some((m) => topLevelHides(m.raw)),
     ).length;
     expect(d.notJudged.partsNotRead).toBe(hidden);
-    expect(stack.sandbox.stats().byMethod['threads.get']?.requests).toBe(DEMO_FACTS.inboxThreadCount);
+    expect(stack.sandbox.stats().byMethod['threads.get']?.apiCalls).toBe(DEMO_FACTS.inboxThreadCount);
     expect(d.signals['calendar']?.threads).toBe(0);
   });
 

@@ -109,6 +109,22 @@ describe('follow_ups on the demo mailbox', () => {
     expect(out.notJudged.gone).toBe(0);
   });
 
+  it('reads every listed thread once, in Gmail batch requests: at most 85 HTTP requests for the default call', async () => {
+    stack.sandbox.resetStats();
+    const wide = await followUps();
+    const s = stack.sandbox.stats();
+    // Issue 21: 171 requests before the per-thread reads were cut to one each, 134 after;
+    // batched, one getProfile, three threads.list and a batch request per 50 reads.
+    expect(s.requests).toBeLessThanOrEqual(85);
+    expect(s.byMethod['threads.get']?.requests ?? 0).toBe(0);
+    // No read is cut: the 130 threads the two listings name (120 inbox, 17 sent, 7 in both),
+    // each read once, as when they were read one request each.
+    expect(wide.scanned.inbox.indexHits + wide.scanned.sent.indexHits).toBe(137);
+    expect(s.byMethod['threads.get']?.apiCalls).toBe(130);
+    expect(s.requests).toBe(1 + 3 + Math.ceil(51 / 50) + Math.ceil(79 / 50));
+    expect([wide.awaitingReply.length, wide.awaitingYou.length, wide.setAside.length]).toEqual([6, 7, 4]);
+  });
+
   it('with the default 30-day window also lists what the owner sent 20 to 30 days ago', async () => {
     const wide = await followUps();
     const now = Date.parse(wide.asOf);

@@ -6,11 +6,14 @@ import type { Tier } from '../../policy/tiers.js';
 import type { Usage } from '../mailbox.js';
 import { TokenSource } from './auth.js';
 import type { OAuthCredentials } from './auth.js';
-import { ID_SEGMENT, USER_ID, endpointByName } from './endpoints.js';
-import type { EndpointName } from './endpoints.js';
-import { mapHttpError, parseGoogleError } from './google-error.js';
-import { DEFAULT_RETRY, RateGate, realSleep, withRetry } from './retry.js';
-import type { RetryPolicy, Sleep } from './retry.js';
+import { randomBytes } from 'node:crypto';
+import { mapBounded } from '../../mail/async.js';
+import { BATCH_PATH, decodeBatch, encodeBatch } from './batch-format.js';
+import { GMAIL_HOST, ID_SEGMENT, USER_ID, endpointByName } from './endpoints.js';
+import type { Endpoint, EndpointName } from './endpoints.js';
+import { isRateLimitReason, mapHttpError, parseGoogleError } from './google-error.js';
+import { DEFAULT_RETRY, RateGate, finalError, parseRetryAfter, realSleep, withRetry } from './retry.js';
+import type { Failure, RetryPolicy, Sleep } from './retry.js';
 import type { Transport } from './transport.js';
 import { DEFAULT_DEADLINES, Wire } from './wire.js';
 import type { Deadlines } from './wire.js';
@@ -61,7 +64,32 @@ export interface RawRequest {
   method: string;
   url: string;
   body?: string;
+  /** Content-Type of the body when it is not JSON (a batch's multipart/mixed). */
+  contentType?: string;
   signal?: AbortSignal;
+}
+
+/** Calls per batch request: Google allows 100 and advises no more than 50 (Gmail batch guide). */
+export const BATCH_CHUNK = 50;
+/** Batch requests of one callMany in flight at once. */
+const BATCHES_IN_FLIGHT = 2;
+
+/** `https://host/path?query` → `/path?query`, as a batch's inner request line names it. */
+function pathAndQuery(url: string): string {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
+function parseBody(endpoint: Endpoint, text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new MailError(
+      'upstream_unavailable',
+      `${endpoint.name}: Gmail answered with something that is not JSON`,
+    );
+  }
 }
 
 export interface GmailClientOptions {
@@ -126,7 +154,8 @@ export class GmailClient {
     this.tokens = new TokenSource(options.credentials, this.wire, this.policy);
   }
 
-  async call<N extends GmailEndpointName>(name: N, options: CallOptions = {}): Promise<GmailResponses[N]> {
+  /** The request `call` would send: Google's URL with the path ids and query filled in. */
+  private build(name: GmailEndpointName, options: CallOptions): RawRequest {
     const endpoint = endpointByName(name);
     const path = endpoint.pathPattern.replace(/\{(\w+)\}/g, (_all, key: string) => {
       if (key === 'userId') return USER_ID;
@@ -149,24 +178,189 @@ export class GmailClient {
     };
     if (options.body !== undefined) raw.body = JSON.stringify(options.body);
     if (options.signal !== undefined) raw.signal = options.signal;
-    return (await this.request(raw)) as GmailResponses[N];
+    return raw;
+  }
+
+  async call<N extends GmailEndpointName>(name: N, options: CallOptions = {}): Promise<GmailResponses[N]> {
+    return (await this.request(this.build(name, options))) as GmailResponses[N];
   }
 
   /** Parsed JSON, or undefined for an empty (204) answer. */
   async request(raw: RawRequest): Promise<unknown> {
+    const { endpoint, res } = await this.exchange(raw);
+    const text = await res.text();
+    if (!res.ok) throw mapHttpError(endpoint, res.status, parseGoogleError(text));
+    return parseBody(endpoint, text);
+  }
+
+  /**
+   * Many read calls of one endpoint, sent as Gmail batch requests of at most BATCH_CHUNK calls.
+   * Each call's answer, or its own MailError (a 404 is that item's not_found, as the call sent
+   * alone would be), in the order given. Calls answered 429 or 5xx are sent again, only they,
+   * under the same retry policy as any request; a batch request that fails as a whole rejects.
+   */
+  async callMany<N extends GmailEndpointName>(
+    name: N,
+    calls: readonly CallOptions[],
+    signal?: AbortSignal,
+  ): Promise<Array<GmailResponses[N] | MailError>> {
+    const raws = calls.map((c) => this.build(name, c));
+    // Checked before anything is sent: a refused call is the caller's error, not a batch's.
+    const endpoints = raws.map((r) => this.wire.check(r));
+    if (raws.length === 1) {
+      const only = raws[0] as RawRequest;
+      try {
+        return [(await this.request(signal === undefined ? only : { ...only, signal })) as GmailResponses[N]];
+      } catch (e) {
+        if (isMailError(e)) return [e];
+        throw e;
+      }
+    }
+    const chunks: number[][] = [];
+    for (let i = 0; i < raws.length; i += BATCH_CHUNK)
+      chunks.push(raws.slice(i, i + BATCH_CHUNK).map((_r, j) => i + j));
+    const results = new Array<unknown>(raws.length);
+    await mapBounded(chunks, BATCHES_IN_FLIGHT, async (chunk) => {
+      const answered = await this.batch(
+        chunk.map((i) => ({ raw: raws[i] as RawRequest, endpoint: endpoints[i] as Endpoint })),
+        signal,
+      );
+      chunk.forEach((i, j) => (results[i] = answered[j]));
+    });
+    return results as Array<GmailResponses[N] | MailError>;
+  }
+
+  /** One chunk: a batch request, then again for the calls that got a transient answer. */
+  private async batch(
+    calls: ReadonlyArray<{ raw: RawRequest; endpoint: Endpoint }>,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown[]> {
+    const results = new Array<unknown>(calls.length);
+    const start = this.policy.clock.now();
+    let pending = calls.map((_c, i) => i);
+    let rateWaited = false;
+    let refreshed = false;
+    for (let n = 1; ; n++) {
+      const boundary = `batch_${randomBytes(12).toString('base64url')}`;
+      const body = encodeBatch(
+        boundary,
+        pending.map((i) => ({
+          contentId: String(i),
+          http: `GET ${pathAndQuery(calls[i]?.raw.url ?? '')}\r\n\r\n`,
+        })),
+      );
+      const raw: RawRequest = {
+        method: 'POST',
+        url: `https://${GMAIL_HOST}${BATCH_PATH}`,
+        body,
+        contentType: `multipart/mixed; boundary=${boundary}`,
+      };
+      if (signal !== undefined) raw.signal = signal;
+      const { endpoint, res, bearer } = await this.exchange(raw);
+      const text = await res.text();
+      if (!res.ok) throw mapHttpError(endpoint, res.status, parseGoogleError(text));
+      const parts = decodeBatch(text, res.headers.get('content-type') ?? undefined);
+      if (parts === undefined)
+        throw new MailError(
+          'upstream_unavailable',
+          'batch: Gmail answered with something that is not multipart',
+        );
+      const byId = new Map(parts.map((p) => [(p.contentId ?? '').replace(/^response-/, ''), p]));
+      const again: number[] = [];
+      let failure: Exclude<Failure, { kind: 'network' }> | undefined;
+      let unauthorised = false;
+      for (const i of pending) {
+        const call = calls[i] as { raw: RawRequest; endpoint: Endpoint };
+        const part = byId.get(String(i));
+        const status = Number(/^HTTP\/\d(?:\.\d)? (\d{3})\b/.exec(part?.http.startLine ?? '')?.[1] ?? 0);
+        const err = parseGoogleError(part?.http.body ?? '');
+        if (status >= 200 && status < 300) {
+          try {
+            results[i] = parseBody(call.endpoint, part?.http.body ?? '');
+          } catch (e) {
+            results[i] = e;
+          }
+          continue;
+        }
+        if (status === 401 && !refreshed) {
+          unauthorised = true;
+          again.push(i);
+          continue;
+        }
+        const rate = status === 429 || (status === 403 && isRateLimitReason(err));
+        // A part missing from the answer is as unanswered as a 503.
+        if (rate || status === 0 || status >= 500) {
+          again.push(i);
+          const retryAfterMs = parseRetryAfter(
+            part?.http.headers.get('retry-after') ?? null,
+            this.policy.clock.now(),
+          );
+          const f: Exclude<Failure, { kind: 'network' }> = {
+            kind: rate ? 'rate' : 'upstream',
+            status,
+            message: err.message,
+            retryAfterMs,
+          };
+          if (failure === undefined || f.kind === 'rate') failure = f;
+          continue;
+        }
+        results[i] = mapHttpError(call.endpoint, status, err);
+      }
+      if (again.length === 0) return results;
+      pending = again;
+      if (failure === undefined) {
+        // Only 401s: one refresh for the batch, as for a single call.
+        refreshed = true;
+        if (unauthorised) this.tokens.invalidate(bearer);
+        continue;
+      }
+      const backoff = this.policy.baseDelayMs * 2 ** (n - 1);
+      const jittered = Math.round(backoff * (0.75 + this.policy.random() * 0.5));
+      const wait = failure.retryAfterMs ?? jittered;
+      const now = this.policy.clock.now();
+      const final =
+        n >= this.policy.maxAttempts ||
+        now - start + wait > this.policy.budgetMs ||
+        (failure.kind === 'rate' && (rateWaited || wait > this.policy.rateLimitMaxWaitMs));
+      if (final) {
+        if (failure.kind === 'rate') this.rateGate.trip(now + Math.max(1000, wait), 'batch');
+        for (const i of again) results[i] = finalError(calls[i]?.endpoint.name ?? 'batch', failure, n, wait);
+        return results;
+      }
+      if (failure.kind === 'rate') {
+        // The gate holds every request of this user (this batch's next one too) for the wait.
+        rateWaited = true;
+        this.rateGate.pause(now, wait);
+      } else {
+        await this.policy.sleep(wait, signal);
+      }
+    }
+  }
+
+  /**
+   * One request through the checkpoint, the token source (one refresh on 401) and the retry
+   * layer; the answer as it came, with the endpoint it was judged as and the bearer it carried.
+   */
+  private async exchange(raw: RawRequest): Promise<{ endpoint: Endpoint; res: Response; bearer: string }> {
     // Checkpoint first: a refused request must not cost a token refresh, let alone a token.
     const endpoint = this.wire.check(raw);
     if (endpoint.name === 'oauth.token') {
       throw new MailError('forbidden_operation', 'the token endpoint is reached only by the token source');
     }
     const { signal } = raw;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (raw.body !== undefined) headers['content-type'] = 'application/json';
+    const headers: Record<string, string> = {
+      accept: raw.contentType === undefined ? 'application/json' : '*/*',
+    };
+    if (raw.body !== undefined) headers['content-type'] = raw.contentType ?? 'application/json';
     let refreshed = false;
+    let bearer = '';
+    const { contentType: _omit, ...wireRaw } = raw;
     const attempt = async (): Promise<Response> => {
       const token = await this.tokens.accessToken(signal);
-      const send = (bearer: string): Promise<Response> =>
-        this.wire.send({ ...raw, headers: { ...headers, authorization: `Bearer ${bearer}` } });
+      const send = (b: string): Promise<Response> => {
+        bearer = b;
+        return this.wire.send({ ...wireRaw, headers: { ...headers, authorization: `Bearer ${b}` } });
+      };
       const res = await send(token);
       // One refresh per call: a revoked or rotated token gets a second chance, a token Google
       // keeps refusing does not loop.
@@ -182,17 +376,7 @@ export class GmailClient {
         throw write ? lostWrite(e) : e;
       },
     );
-    const text = await res.text();
-    if (!res.ok) throw mapHttpError(endpoint, res.status, parseGoogleError(text));
-    if (res.status === 204 || text.trim() === '') return undefined;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new MailError(
-        'upstream_unavailable',
-        `${endpoint.name}: Gmail answered with something that is not JSON`,
-      );
-    }
+    return { endpoint, res, bearer };
   }
 
   usage(): Usage {

@@ -1,6 +1,15 @@
 import { MailError } from '../../mail/errors.js';
 import type { Tier } from '../../policy/tiers.js';
-import { ENDPOINTS, GMAIL_HOST, ID_SEGMENT, OAUTH_HOST, REPEATED_QUERY, USER_ID } from './endpoints.js';
+import { BATCH_MAX_CALLS, BATCH_PATH, batchBoundary, decodeBatch, encodeBatch } from './batch-format.js';
+import {
+  BATCH_ENDPOINT,
+  ENDPOINTS,
+  GMAIL_HOST,
+  ID_SEGMENT,
+  OAUTH_HOST,
+  REPEATED_QUERY,
+  USER_ID,
+} from './endpoints.js';
 import type { Endpoint } from './endpoints.js';
 import { denyReason } from './denylist.js';
 
@@ -15,11 +24,13 @@ export interface EgressRequest {
   method: string;
   url: string;
   body?: string;
+  /** The Content-Type header the request is sent with (a batch body is read by its boundary). */
+  contentType?: string;
 }
 
 const ALLOWED_HOSTS: ReadonlySet<string> = new Set([GMAIL_HOST, OAUTH_HOST]);
 /** Paths whose body carries other requests or raw media the checkpoint cannot read as JSON. */
-const WRAPPER_PREFIXES: ReadonlySet<string> = new Set(['upload', 'resumable', 'batch']);
+const WRAPPER_PREFIXES: ReadonlySet<string> = new Set(['upload', 'resumable']);
 const TOKEN_GRANTS: ReadonlySet<string> = new Set(['refresh_token', 'authorization_code']);
 
 /**
@@ -103,6 +114,7 @@ export function checkEgress(req: EgressRequest, tiers: ReadonlySet<Tier>): Endpo
   if (first !== undefined && WRAPPER_PREFIXES.has(first)) {
     throw refuse(req, `/${first}/ requests carry media or nested requests the checkpoint cannot inspect`);
   }
+  if (first === 'batch') return checkBatch(req, tiers, rawPath, rawQuery);
   const denied = denyReason(req.method, segments);
   if (denied !== undefined) throw refuse(req, denied);
 
@@ -221,4 +233,49 @@ function checkBody(req: EgressRequest, endpoint: Endpoint): void {
       throw refuse(req, 'filters never forward mail (action.forward is a send path)');
     }
   }
+}
+
+/**
+ * A batch passes only in the exact form the client writes (batch-format.ts): POST to Gmail's
+ * batch path, parts that are bare `GET path` requests with no headers or body of their own,
+ * each of which passes this checkpoint as if it were sent alone, and is a read. The body is
+ * rebuilt from what was parsed and must be the same bytes, so Google cannot read a call into
+ * it that the checkpoint did not see.
+ */
+function checkBatch(
+  req: EgressRequest,
+  tiers: ReadonlySet<Tier>,
+  rawPath: string,
+  rawQuery: string | undefined,
+): Endpoint {
+  if (req.method !== 'POST' || rawPath !== BATCH_PATH || rawQuery !== undefined)
+    throw refuse(req, `a batch is only POST ${BATCH_PATH} without a query`);
+  const boundary = batchBoundary(req.contentType);
+  if (req.body === undefined || boundary === undefined || !/^batch_[A-Za-z0-9_-]+$/.test(boundary))
+    throw refuse(req, 'a batch needs a multipart/mixed body with the boundary mailwarden writes');
+  const parts = decodeBatch(req.body, req.contentType) ?? [];
+  if (parts.length === 0 || parts.length > BATCH_MAX_CALLS)
+    throw refuse(req, `a batch carries 1 to ${BATCH_MAX_CALLS} calls`);
+  let units = 0;
+  const canonical: Array<{ contentId: string; http: string }> = [];
+  for (const p of parts) {
+    const line = /^GET (\/[\x21-\x7e]*)$/.exec(p.http.startLine);
+    if (
+      line === null ||
+      p.contentType !== 'application/http' ||
+      p.contentId === undefined ||
+      !ID_SEGMENT.test(p.contentId) ||
+      p.http.headers.size > 0 ||
+      p.http.body !== ''
+    )
+      throw refuse(req, 'each call in a batch must be a bare GET with a Content-ID');
+    const inner = checkEgress({ method: 'GET', url: `https://${GMAIL_HOST}${line[1]}` }, tiers);
+    if (inner.method !== 'GET' || inner.host !== GMAIL_HOST)
+      throw refuse(req, `${inner.name} may not travel inside a batch (reads only)`);
+    units += inner.units;
+    canonical.push({ contentId: p.contentId, http: `GET ${line[1]}\r\n\r\n` });
+  }
+  if (encodeBatch(boundary, canonical) !== req.body)
+    throw refuse(req, 'the batch body is not in the form mailwarden writes');
+  return { ...BATCH_ENDPOINT, units };
 }

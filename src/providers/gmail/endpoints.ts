@@ -52,7 +52,8 @@ export type EndpointName =
   | 'filters.get'
   | 'filters.create'
   | 'filters.delete'
-  | 'drafts.create';
+  | 'drafts.create'
+  | 'batch';
 
 export interface Endpoint {
   readonly name: EndpointName;
@@ -152,6 +153,21 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // The one opt-in exception to "no send path": a draft a human reviews and sends.
   ep('drafts.create', 'POST', '/drafts', 10, 'drafts'),
 ];
+
+/**
+ * Gmail's batch endpoint: one POST carrying read calls (egress.ts checks each one as if it were
+ * sent alone). Its units are those of the calls it carries; the checkpoint fills them in.
+ */
+export const BATCH_ENDPOINT: Endpoint = {
+  name: 'batch',
+  method: 'POST',
+  host: GMAIL_HOST,
+  pathPattern: '/batch/gmail/v1',
+  units: 0,
+  tier: 'read',
+  scope: SCOPE_BY_TIER.read,
+  query: [],
+};
 
 const BY_NAME: ReadonlyMap<EndpointName, Endpoint> = new Map(ENDPOINTS.map((e) => [e.name, e]));
 

@@ -184,6 +184,20 @@ export class GmailMailbox implements Mailbox {
     return toMailThread(res ?? {});
   }
 
+  async getThreads(
+    threadIds: readonly string[],
+    options: ThreadReadOptions,
+  ): Promise<Array<MailThread | MailError>> {
+    for (const id of threadIds) checkId('threadIds', id);
+    const { signal, ...read } = options;
+    const answers = await this.open().callMany(
+      'threads.get',
+      threadIds.map((id) => readCall(id, read)),
+      signal,
+    );
+    return answers.map((a) => (a instanceof MailError ? a : toMailThread(a ?? {})));
+  }
+
   async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
     checkId('messageId', messageId);
     const res = await this.open().call('messages.get', readCall(messageId, options));

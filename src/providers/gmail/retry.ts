@@ -127,7 +127,7 @@ export class RateGate {
   }
 }
 
-type Failure =
+export type Failure =
   | { kind: 'rate'; status: number; message: string | undefined; retryAfterMs: number | undefined }
   | { kind: 'upstream'; status: number; message: string | undefined; retryAfterMs: number | undefined }
   | { kind: 'network'; cause: unknown };
@@ -171,7 +171,7 @@ function describeNetworkError(e: unknown): string {
   return [...new Set(parts.filter((p): p is string => p !== undefined && p !== ''))].join(': ');
 }
 
-function finalError(what: string, f: Failure, attempts: number, waitMs: number): MailError {
+export function finalError(what: string, f: Failure, attempts: number, waitMs: number): MailError {
   const tried = `after ${attempts} request${attempts === 1 ? '' : 's'}`;
   const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
   if (f.kind === 'network') {

@@ -51,7 +51,8 @@ export class Wire {
 
   /** The deadline of one request to `endpoint`: GET (and the token refresh) is a read. */
   deadlineOf(endpoint: Endpoint): { ms: number; write: boolean } {
-    const write = endpoint.method !== 'GET' && endpoint.name !== 'oauth.token';
+    // A batch carries reads only (egress.ts): it is a read.
+    const write = endpoint.method !== 'GET' && endpoint.name !== 'oauth.token' && endpoint.name !== 'batch';
     return { ms: write ? this.deadlines.writeMs : this.deadlines.readMs, write };
   }
 
@@ -63,7 +64,8 @@ export class Wire {
   send(req: WireRequest): Promise<Response> {
     let endpoint: Endpoint;
     try {
-      endpoint = this.check(req);
+      const contentType = req.headers?.['content-type'];
+      endpoint = this.check(contentType === undefined ? req : { ...req, contentType });
     } catch (e) {
       return Promise.reject(e as Error);
     }
