@@ -42,6 +42,7 @@ async function measure(name, tool, args, rules) {
     name,
     tool,
     requests: stats.requests,
+    apiCalls: stats.apiCalls,
     seconds,
     isError: r.isError === true,
     ...(error ? { code: error.code, retryAfterSeconds: error.retryAfterSeconds } : {}),

@@ -80,7 +80,7 @@ for (let i = 0; i < RUNS; i++) {
   last = await client.callTool({ name: 'search', arguments: { query: 'is:unread', maxResults: 10 } });
   const wall = performance.now() - t;
   const s = sandbox.stats();
-  searches.push({ wall, requests: s.requests, quotaUnits: s.quotaUnits });
+  searches.push({ wall, requests: s.requests, apiCalls: s.apiCalls, quotaUnits: s.quotaUnits });
 }
 sandbox.setLatency(0);
 await client.close();
@@ -115,6 +115,7 @@ const result = {
     query: 'is:unread',
     threads: last.structuredContent.threads.length,
     httpRequests: searches[0].requests,
+    apiCalls: searches[0].apiCalls,
     quotaUnits: searches[0].quotaUnits,
     injectedLatencyMs: LATENCY_MS,
     wallMedianMs: round(searchWall),

@@ -77,8 +77,11 @@ async function measure(name, args, pick) {
     tool: name,
     args,
     ...pick(out),
+    // HTTP requests (a batch is one) and the API calls they carried (each counted as Gmail does).
     requests: s.requests,
+    apiCalls: s.apiCalls,
     byMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.requests])),
+    apiCallsByMethod: Object.fromEntries(Object.entries(s.byMethod).map(([m, v]) => [m, v.apiCalls])),
     quotaUnits: s.quotaUnits,
     shareOfMinuteBudget: round(s.quotaUnits / 15_000, 2),
     reportedUsage: out.usage,
