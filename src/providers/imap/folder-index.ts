@@ -101,6 +101,8 @@ export class FolderIndex {
   /** The last live STATUS of each folder, for read-only calls within `recheckMs` of it. */
   private readonly lastLive = new Map<string, { status: FolderStatus; epoch: number; at: number }>();
   private readonly recheckMs: number;
+  /** Folders asked live instead: too large to index, or without a usable STATUS. */
+  private readonly unindexed = new Set<string>();
 
   constructor(limit = INDEX_LIMIT, recheckMs = 0) {
     this.limit = limit;
@@ -124,6 +126,11 @@ export class FolderIndex {
   /** Whether `path` has been indexed (its rows may still need bringing up to date). */
   holdsFolder(path: string): boolean {
     return this.states.has(path);
+  }
+
+  /** Whether `path`'s last check found it too large to index (or gave no usable status). */
+  unindexable(path: string): boolean {
+    return this.unindexed.has(path);
   }
 
   /** After a write to `paths` (every folder when absent): what was seen of them is stale. */
@@ -317,8 +324,10 @@ export class FolderIndex {
     const s = await this.status(client, folder, signal, reusable);
     if (s === undefined || s.messages > this.limit) {
       this.states.delete(folder.path);
+      this.unindexed.add(folder.path);
       return undefined;
     }
+    this.unindexed.delete(folder.path);
     let state = this.states.get(folder.path);
     if (state !== undefined && state.uidValidity === s.uidValidity && state.uidNext === s.uidNext) {
       if (state.rows.size === s.messages) return state;

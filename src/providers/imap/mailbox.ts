@@ -52,10 +52,16 @@ import {
 import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
-import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
+import {
+  LOCATE_BUDGET,
+  componentOf,
+  gatherThreads,
+  locateByMessageId,
+  messageViaAllMail,
+} from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
-import { isListingCall, markListingCall } from '../freshness.js';
+import { isBudgetedCall, isListingCall, markEveryPlaceCall, markListingCall } from '../freshness.js';
 import { WriteBatches } from './write-batches.js';
 import type { Known } from './write-batches.js';
 import { checkMax, listsInboxOnly, searchPage } from './search-pages.js';
@@ -147,16 +153,22 @@ export class ImapMailbox implements Mailbox {
   private read<T>(
     fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
     signal?: AbortSignal,
+    /** Missing folder indexes a budgeted call may build (threads.ts LOCATE_BUDGET). */
+    locateBudget = LOCATE_BUDGET,
   ): Promise<T> {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
-        // A listing may leave unindexed folders unchecked where checking costs a STATUS each.
-        const lazy = isListingCall(signal) && !client.capabilities.has('LIST-STATUS');
+        // A listing may leave unindexed folders unchecked where checking costs a STATUS each; a
+        // read of one thread or message builds only a few missing indexes (threads.ts).
+        const perFolder = !client.capabilities.has('LIST-STATUS');
+        const lazy = perFolder && isListingCall(signal);
+        const budget = perFolder && !lazy && isBudgetedCall(signal) ? locateBudget : undefined;
         this.indexUse = {
           index: this.index,
           ...(signal === undefined ? {} : { signal }),
           ...(lazy ? { lazy } : {}),
+          ...(budget === undefined ? {} : { budget }),
         };
         return fn(client, await this.folders(client));
       },
@@ -260,7 +272,9 @@ export class ImapMailbox implements Mailbox {
     const node = this.parse(query);
     // The threads of an inbox listing are read next (search reads each hit's thread) in the
     // same call: both may leave folders other than INBOX unindexed and say so.
-    if (options.signal !== undefined && listsInboxOnly(node)) markListingCall(options.signal);
+    // Any other search re-checks places on the labels it reads: it locates copies everywhere.
+    if (options.signal !== undefined)
+      (listsInboxOnly(node) ? markListingCall : markEveryPlaceCall)(options.signal);
     return this.read(async (client, model) => {
       const page = await searchPage(this.searchContext(), client, model, node, options, 'thread');
       return { ...page, items: page.items.map((i) => ({ id: i.id })) };
@@ -270,6 +284,7 @@ export class ImapMailbox implements Mailbox {
   async searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>> {
     checkMax(options.maxResults);
     const node = this.parse(query);
+    if (options.signal !== undefined) markEveryPlaceCall(options.signal);
     return this.read(
       (client, model) => searchPage(this.searchContext(), client, model, node, options, 'message'),
       options.signal,
@@ -449,23 +464,34 @@ export class ImapMailbox implements Mailbox {
   async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
     const p = parseImapId(messageId, 'messageId');
     if (p.kind === 'thread') throw invalidInput('messageId', 'this is a thread id; pass a message id');
-    return this.read(async (client, model) => {
-      if (p.kind === 'message') {
-        const viaAll = await messageViaAllMail(client, model, p.messageId, options.format, this.indexUse);
-        if (viaAll !== undefined) return toMailMessage(viaAll);
-      }
-      const [m] = await this.locateMessages(client, model, [p]);
-      const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
-      if (m !== undefined && c !== undefined) {
-        const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
-        if (row !== undefined)
-          return toMailMessage({
-            ...readCopy(row.copy, row.bytes, options.format === 'full'),
-            copies: m.copies,
-          });
-      }
-      throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
-    }, options.signal);
+    // Warm, the read from All Mail costs 3 commands (its check, the FETCH) of the 4 it may, and
+    // building a folder's index would cost 2 more: its other copies are located only where an
+    // index exists (budget 0), the rest named unchecked; get_thread builds the missing ones.
+    return this.read(
+      async (client, model) => {
+        if (p.kind === 'message') {
+          const viaAll = await messageViaAllMail(client, model, p.messageId, options.format, this.indexUse);
+          if (viaAll !== undefined) return toMailMessage(viaAll);
+        }
+        // Not found through All Mail: the message itself is searched for, in every place.
+        const everywhere = { ...this.indexUse };
+        delete everywhere.budget;
+        this.indexUse = everywhere;
+        const [m] = await this.locateMessages(client, model, [p]);
+        const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
+        if (m !== undefined && c !== undefined) {
+          const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
+          if (row !== undefined)
+            return toMailMessage({
+              ...readCopy(row.copy, row.bytes, options.format === 'full'),
+              copies: m.copies,
+            });
+        }
+        throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
+      },
+      options.signal,
+      0,
+    );
   }
 
   async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {

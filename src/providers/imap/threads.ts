@@ -4,7 +4,7 @@ import type { Copy, ReadFormat, ReadMessage } from './reader.js';
 import type { Folder, FolderModel } from './query.js';
 import { withFlags } from './folder-index.js';
 import type { FolderIndex } from './folder-index.js';
-import { noteUncheckedPlace } from '../freshness.js';
+import { indexBudgetLeft, noteUncheckedPlace, spendIndexBudget } from '../freshness.js';
 
 /*
  * Threads without THREAD (Proton Bridge has neither THREAD nor SORT): a conversation is the set
@@ -37,6 +37,58 @@ export interface IndexUse {
    * already indexed, the others named as not looked in.
    */
   lazy?: boolean;
+  /**
+   * A read of one thread or message on a server without LIST-STATUS (src/providers/freshness.ts):
+   * at most this many folders without an index get one in the call; the others are named as not
+   * looked in.
+   */
+  budget?: number;
+}
+
+/*
+ * How many missing folder indexes a budgeted read builds per call. Building one costs an EXAMINE
+ * and a header FETCH of the folder (2 commands; 1 when it is empty); a warm get_thread on the
+ * Bridge profile costs 3 to 4 commands without it (All Mail's check and catch-up, the thread's
+ * FETCH, a STATUS of what a write touched), so one folder keeps it within the 6 a warm read may
+ * cost at a second per command. Every call builds one more, so all are built after as many calls
+ * as there are label folders.
+ */
+export const LOCATE_BUDGET = 1;
+
+/**
+ * The order in which a budgeted read builds missing indexes. Location folders first: they say
+ * where a message is, and a message whose folder went unchecked shows no place at all (its All
+ * Mail copy alone); Sent before them, since a conversation's messages outside INBOX are most
+ * often the owner's replies; then Drafts, Trash and Spam, the other folders, then the label
+ * folders, each group in LIST order. A folder too large to index is asked live each time, so it
+ * comes last and cannot hold the rotation up.
+ */
+function buildOrder(folders: readonly Folder[], index: FolderIndex): Folder[] {
+  const rank = (f: Folder): number => {
+    if (index.unindexable(f.path)) return 5;
+    if (f.role === 'sent') return 0;
+    if (f.role === 'drafts') return 1;
+    if (f.role === 'trash' || f.role === 'junk') return 2;
+    return f.kind === 'location' ? 3 : 4;
+  };
+  return [...folders].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * The folders of `folders` this use does not look in: a lazy listing's unindexed ones, or the
+ * unindexed ones beyond a budgeted call's budget (those within it are indexed now, and spent).
+ */
+function outOfReach(use: IndexUse | undefined, folders: readonly Folder[]): Set<string> {
+  if (use === undefined) return new Set();
+  if (use.lazy === true) return new Set(folders.filter((f) => !mayIndex(use, f)).map((f) => f.path));
+  if (use.budget === undefined || use.signal === undefined) return new Set();
+  const missing = buildOrder(
+    folders.filter((f) => f.role !== 'inbox' && !use.index.holdsFolder(f.path)),
+    use.index,
+  );
+  const left = indexBudgetLeft(use.signal, use.budget);
+  spendIndexBudget(use.signal, Math.min(left, missing.length));
+  return new Set(missing.slice(left).map((f) => f.path));
 }
 
 /** Whether this use may take `path`'s index: always, except a lazy listing's unindexed folders. */
@@ -178,9 +230,10 @@ export async function locateByMessageId(
   const located: ReadMessage[] = [];
   if (ids.length === 0) return located;
   const wanted = new Set(ids);
+  const skipped = outOfReach(use, folders);
   for (const folder of folders) {
-    if (use !== undefined && !mayIndex(use, folder)) {
-      if (use.signal !== undefined) noteUncheckedPlace(use.signal, folder.path);
+    if (skipped.has(folder.path)) {
+      if (use?.signal !== undefined) noteUncheckedPlace(use.signal, folder.path);
       continue;
     }
     const indexed = use === undefined ? undefined : await use.index.uidsOf(client, folder, ids, use.signal);

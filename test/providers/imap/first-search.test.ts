@@ -98,6 +98,7 @@ const mine = (r: { structured: Record<string, unknown> }) =>
 
 describe('the first search after start on the Bridge profile', () => {
   let b: Backend;
+  let threadId = '';
   beforeAll(async () => {
     b = await startBackend('bridge', { delayMs: 0, env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
     await seed(b, 'Labels/Receipts');
@@ -139,14 +140,63 @@ describe('the first search after start on the Bridge profile', () => {
       /not looked in \(labels from these folders are not shown\): .*Labels\/Receipts/,
     );
 
-    // get_thread reads every place: both labels are there, and nothing is left unchecked.
-    const t = await b.call('get_thread', { threadId: question?.threadId as string, bodies: 'none' });
-    expect(t.isError, t.text).toBe(false);
-    const labels = (t.structured['messages'] as Array<{ labels: string[] }>).map((m) =>
-      m.labels.map(unfence),
-    );
-    expect(labels).toEqual([expect.arrayContaining(['INBOX', 'Receipts']), expect.arrayContaining(['SENT'])]);
-    expect(t.structured['uncheckedPlaces']).toBeUndefined();
+    threadId = question?.threadId as string;
+  });
+
+  it('the first get_thread after it costs at most 6 commands, names the folders it did not look in, and later reads look in each until every label shows', async () => {
+    const front = (b.imap as NonNullable<Backend['imap']>).proxy as NonNullable<
+      NonNullable<Backend['imap']>['proxy']
+    >;
+    const read = async (format?: 'text') => {
+      const from = front.commands().length;
+      const t = await b.call('get_thread', { threadId, bodies: 'none', ...(format ? { format } : {}) });
+      expect(t.isError, t.text).toBe(false);
+      const sent = front.commands().slice(from);
+      return {
+        t,
+        sent: sent.map((c) => c.text.replace(/^\S+ /, '')),
+        labels: (t.structured['messages'] as Array<{ labels: string[] }>).map((m) => m.labels.map(unfence)),
+        unchecked: ((t.structured['uncheckedPlaces'] as string[] | undefined) ?? []).map(unfence),
+      };
+    };
+    // The listing indexed INBOX alone. This read builds one more folder's index, Sent first (a
+    // conversation's mail outside INBOX is most often the owner's replies): the reply shows SENT.
+    // Labels/Receipts is not looked in, so the question shows no Receipts label, and says so.
+    let r = await read('text');
+    expect(r.sent.length, r.sent.join(' | ')).toBeLessThanOrEqual(6);
+    // Two whole-folder FETCHes: All Mail's index (the conversation rounds) and Sent's.
+    expect(r.sent.filter((t) => /^UID FETCH 1:\* /i.test(t))).toHaveLength(2);
+    const opened = r.sent.filter((t) => /^(EXAMINE|SELECT) /i.test(t) && t !== 'EXAMINE "All Mail"');
+    expect(opened).toEqual(['EXAMINE Sent']);
+    expect(r.labels).toEqual([['INBOX'], expect.arrayContaining(['SENT'])]);
+    expect(r.unchecked).toEqual(expect.arrayContaining(['Labels/Receipts', 'Drafts', 'Trash']));
+    expect(r.unchecked).not.toContain('Sent');
+    expect(r.unchecked).not.toContain('INBOX');
+    expect(r.t.text).toMatch(/not looked in \(labels from these folders are not shown\): .*Labels\/Receipts/);
+
+    // Each later read builds one more, within the same 6 commands; a label shows exactly when
+    // its folder was looked in.
+    const total = r.unchecked.length;
+    for (let i = 0; i < total; i++) {
+      const before = r.unchecked;
+      r = await read();
+      expect(r.sent.length, r.sent.join(' | ')).toBeLessThanOrEqual(6);
+      expect(r.unchecked).toHaveLength(before.length - 1);
+      expect(r.labels[0]?.includes('Receipts')).toBe(!r.unchecked.includes('Labels/Receipts'));
+    }
+    expect(r.t.structured['uncheckedPlaces']).toBeUndefined();
+    expect(r.labels).toEqual([
+      expect.arrayContaining(['INBOX', 'Receipts']),
+      expect.arrayContaining(['SENT']),
+    ]);
+
+    // Within the recheck window the next read takes Receipts' check from an earlier call and
+    // says so: a label shown from a reused index is marked reused.
+    r = await read();
+    expect(r.labels[0]).toContain('Receipts');
+    expect(r.t.structured['uncheckedPlaces']).toBeUndefined();
+    const reused = r.t.structured['reusedChecks'] as { places: string[] };
+    expect(reused.places.map(unfence)).toContain('Labels/Receipts');
   });
 
   it('a later listing asks the server for unread mail and finds the same, plus what arrived', async () => {
@@ -195,5 +245,15 @@ describe('the first search after start on full Dovecot (LIST-STATUS)', () => {
     expect(question?.messageCount).toBe(2);
     expect(question?.labels).toEqual(expect.arrayContaining(['INBOX', 'SENT']));
     expect(r.structured['uncheckedPlaces']).toBeUndefined();
+
+    // get_thread: every place looked in (one LIST-STATUS), every label shown.
+    const t = await b.call('get_thread', { threadId: question?.threadId as string, bodies: 'none' });
+    expect(t.isError, t.text).toBe(false);
+    const labels = (t.structured['messages'] as Array<{ labels: string[] }>).map((m) =>
+      m.labels.map(unfence),
+    );
+    expect(labels).toEqual([['INBOX'], expect.arrayContaining(['SENT'])]);
+    expect(t.structured['uncheckedPlaces']).toBeUndefined();
+    expect(t.structured['reusedChecks']).toBeUndefined();
   });
 });
