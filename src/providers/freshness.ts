@@ -102,14 +102,13 @@ export function uncheckedPlaces(signal: AbortSignal): string[] | undefined {
  * first call after start: its labels need every label folder's index, an EXAMINE and a header
  * FETCH of each (28 commands on the Bridge profile, over the 6 a warm read may cost). Such a
  * call, when its result can name the folders it did not look in (the server marks it), builds
- * at most a few missing indexes per call (src/providers/imap/threads.ts, LOCATE_BUDGET) and names
- * the rest in uncheckedPlaces; successive calls build the others. A search is never such a call:
+ * missing indexes only while it stays within what a warm read may cost
+ * (src/providers/imap/threads.ts) and names the rest in uncheckedPlaces; later calls build them. A search is never such a call:
  * it re-checks location predicates (and the implicit -in:spam -in:trash) on the labels it reads,
  * which an unchecked folder would falsify.
  */
 const reportsUnchecked = new WeakSet<AbortSignal>();
 const everyPlace = new WeakSet<AbortSignal>();
-const built = new WeakMap<AbortSignal, number>();
 
 /** Marks a read-only call whose result can say which folders it did not look in. */
 export function markReportsUnchecked(signal: AbortSignal): void {
@@ -121,20 +120,9 @@ export function markEveryPlaceCall(signal: AbortSignal): void {
   everyPlace.add(callOf(signal));
 }
 
-/** Whether this call may build only `budget` missing folder indexes, naming the rest unchecked. */
+/** Whether this call may leave folders without an index unchecked, naming them. */
 export function isBudgetedCall(signal: AbortSignal | undefined): boolean {
   if (signal === undefined) return false;
   const call = callOf(signal);
   return readOnly.has(call) && reportsUnchecked.has(call) && !everyPlace.has(call) && !listing.has(call);
-}
-
-/** How many of `budget` folder indexes this call may still build. */
-export function indexBudgetLeft(signal: AbortSignal, budget: number): number {
-  return Math.max(0, budget - (built.get(callOf(signal)) ?? 0));
-}
-
-/** Records that this call is building `n` more folder indexes. */
-export function spendIndexBudget(signal: AbortSignal, n: number): void {
-  const call = callOf(signal);
-  built.set(call, (built.get(call) ?? 0) + n);
 }

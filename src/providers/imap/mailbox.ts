@@ -53,7 +53,8 @@ import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
 import {
-  LOCATE_BUDGET,
+  MESSAGE_READ_COMMANDS,
+  THREAD_READ_COMMANDS,
   componentOf,
   gatherThreads,
   locateByMessageId,
@@ -153,17 +154,25 @@ export class ImapMailbox implements Mailbox {
   private read<T>(
     fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
     signal?: AbortSignal,
-    /** Missing folder indexes a budgeted call may build (threads.ts LOCATE_BUDGET). */
-    locateBudget = LOCATE_BUDGET,
+    /** What a budgeted call reads: its commands and whether it must build (threads.ts). */
+    reads: 'thread' | 'message' = 'thread',
   ): Promise<T> {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
         // A listing may leave unindexed folders unchecked where checking costs a STATUS each; a
-        // read of one thread or message builds only a few missing indexes (threads.ts).
+        // read of one thread or message builds missing indexes only within its commands.
         const perFolder = !client.capabilities.has('LIST-STATUS');
         const lazy = perFolder && isListingCall(signal);
-        const budget = perFolder && !lazy && isBudgetedCall(signal) ? locateBudget : undefined;
+        const start = signal === undefined ? undefined : this.callStart.get(signal);
+        const budget =
+          perFolder && !lazy && start !== undefined && isBudgetedCall(signal)
+            ? {
+                commands: reads === 'thread' ? THREAD_READ_COMMANDS : MESSAGE_READ_COMMANDS,
+                spent: () => this.session.commands() - start,
+                progress: reads === 'thread',
+              }
+            : undefined;
         this.indexUse = {
           index: this.index,
           ...(signal === undefined ? {} : { signal }),
@@ -464,9 +473,7 @@ export class ImapMailbox implements Mailbox {
   async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
     const p = parseImapId(messageId, 'messageId');
     if (p.kind === 'thread') throw invalidInput('messageId', 'this is a thread id; pass a message id');
-    // Warm, the read from All Mail costs 3 commands (its check, the FETCH) of the 4 it may, and
-    // building a folder's index would cost 2 more: its other copies are located only where an
-    // index exists (budget 0), the rest named unchecked; get_thread builds the missing ones.
+    // One message may cost fewer commands than a thread, and need not build (threads.ts).
     return this.read(
       async (client, model) => {
         if (p.kind === 'message') {
@@ -490,7 +497,7 @@ export class ImapMailbox implements Mailbox {
         throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
       },
       options.signal,
-      0,
+      'message',
     );
   }
 
@@ -524,8 +531,13 @@ export class ImapMailbox implements Mailbox {
    * same call (its signal) reuses the selection as it is. A use without a signal always syncs.
    */
   private readonly syncedCalls = new WeakMap<AbortSignal, ImapFlow>();
+  /** The session's command count when each call first used the connection. */
+  private readonly callStart = new WeakMap<AbortSignal, number>();
   private syncOncePerCall(client: ImapFlow, signal: AbortSignal | undefined): void {
     if (signal !== undefined && this.syncedCalls.get(signal) === client) return;
+    // The call's commands are counted from its first use of a logged-in connection.
+    if (signal !== undefined && !this.callStart.has(signal))
+      this.callStart.set(signal, this.session.commands());
     beginUse(client);
     if (signal !== undefined) this.syncedCalls.set(signal, client);
   }

@@ -174,14 +174,15 @@ describe('the first search after start on the Bridge profile', () => {
     expect(r.unchecked).not.toContain('INBOX');
     expect(r.t.text).toMatch(/not looked in \(labels from these folders are not shown\): .*Labels\/Receipts/);
 
-    // Each later read builds one more, within the same 6 commands; a label shows exactly when
-    // its folder was looked in.
+    // Each later read builds at least one more, within the same 6 commands; a label shows
+    // exactly when its folder was looked in.
     const total = r.unchecked.length;
-    for (let i = 0; i < total; i++) {
+    for (let i = 0; i < total && r.unchecked.length > 0; i++) {
       const before = r.unchecked;
       r = await read();
       expect(r.sent.length, r.sent.join(' | ')).toBeLessThanOrEqual(6);
-      expect(r.unchecked).toHaveLength(before.length - 1);
+      expect(r.unchecked.length).toBeLessThan(before.length);
+      expect(before).toEqual(expect.arrayContaining(r.unchecked));
       expect(r.labels[0]?.includes('Receipts')).toBe(!r.unchecked.includes('Labels/Receipts'));
     }
     expect(r.t.structured['uncheckedPlaces']).toBeUndefined();
