@@ -103,9 +103,9 @@ export function uncheckedPlaces(signal: AbortSignal): string[] | undefined {
  * FETCH of each (28 commands on the Bridge profile, over the 6 a warm read may cost). Such a
  * call, when its result can name the folders it did not look in (the server marks it), builds
  * missing indexes only while it stays within what a warm read may cost
- * (src/providers/imap/threads.ts) and names the rest in uncheckedPlaces; later calls build them. A search is never such a call:
- * it re-checks location predicates (and the implicit -in:spam -in:trash) on the labels it reads,
- * which an unchecked folder would falsify.
+ * (src/providers/imap/threads.ts) and names the rest in uncheckedPlaces; later calls build them.
+ * A search is never such a call: it re-checks location predicates (and the implicit -in:spam
+ * -in:trash) on the labels it reads, which an unchecked folder would falsify.
  */
 const reportsUnchecked = new WeakSet<AbortSignal>();
 const everyPlace = new WeakSet<AbortSignal>();

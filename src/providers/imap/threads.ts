@@ -268,7 +268,10 @@ export async function locateByMessageId(
     if (owed || budget.spent() + cost <= budget.commands) await lookIn(folder);
     else noteUncheckedPlace(signal, folder.path);
   }
-  return located;
+  // In the folders' order, as the other paths give them (labels keep their order across calls).
+  const order = new Map(folders.map((f, i) => [f.path, i]));
+  const rank = (m: ReadMessage) => order.get(m.copies[0]?.folder.path ?? '') ?? folders.length;
+  return located.sort((a, b) => rank(a) - rank(b));
 }
 
 export async function gatherThreads(
