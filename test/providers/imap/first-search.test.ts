@@ -10,8 +10,10 @@ import type { Backend } from '../../helpers/backends.js';
  * Bridge, where knowing a message's labels costs a STATUS and an index of every label folder,
  * the listing indexes INBOX alone: the threads are gathered live in All Mail, copies are located
  * only where an index already exists, and the result names the folders it did not look in
- * (src/providers/freshness.ts). get_thread still shows every label. The unread hits come from
- * the flags the INBOX index read in the same call, so no SEARCH is needed for them.
+ * (src/providers/freshness.ts). The unread hits come from the flags the INBOX index read in the
+ * same call, so no SEARCH is needed for them. The get_thread and get_message calls after it build
+ * the missing indexes a few per call, within what a warm read may cost (src/providers/imap/
+ * threads.ts), and name the folders they did not look in until every one is built.
  */
 
 const TAG = `first-${Date.now()}`;
@@ -225,6 +227,56 @@ describe('the first search after start on the Bridge profile', () => {
         .map((t) => t.subject)
         .sort(),
     ).toEqual([`Later ${TAG}`, `Question ${TAG}`]);
+  });
+});
+
+describe('get_message after the first search on the Bridge profile', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('bridge', { delayMs: 0, env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    await seed(b, 'Labels/Receipts');
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('costs at most 4 commands and names the folders it did not look in; get_thread builds them', async () => {
+    const front = (b.imap as NonNullable<Backend['imap']>).proxy as NonNullable<
+      NonNullable<Backend['imap']>['proxy']
+    >;
+    const r = await b.call('search', { query: 'in:inbox is:unread', maxResults: 50 });
+    expect(r.isError, r.text).toBe(false);
+    const listed = (r.structured['threads'] as Array<Listed & { last: { messageId: string } }>).filter((t) =>
+      unfence(t.subject).includes(TAG),
+    );
+    const question = listed[0];
+    expect(question).toBeDefined();
+    // The thread's last message is the reply in Sent; the question is the first.
+    const thread = await b.call('get_thread', { threadId: question?.threadId as string, bodies: 'none' });
+    const firstId = (thread.structured['messages'] as Array<{ id: string }>)[0]?.id as string;
+    const message = async () => {
+      const from = front.commands().length;
+      const m = await b.call('get_message', { messageId: firstId, bodies: 'none' });
+      expect(m.isError, m.text).toBe(false);
+      return {
+        sent: front.commands().length - from,
+        labels: (m.structured['message'] as { labels: string[] }).labels.map(unfence),
+        unchecked: ((m.structured['uncheckedPlaces'] as string[] | undefined) ?? []).map(unfence),
+      };
+    };
+    let m = await message();
+    expect(m.sent).toBeLessThanOrEqual(4);
+    expect(m.labels).toEqual(['INBOX']);
+    expect(m.unchecked).toContain('Labels/Receipts');
+    // Reading the thread until it has looked everywhere builds every index: then get_message
+    // shows the label and leaves nothing unchecked.
+    for (let i = 0; i < 15; i++) {
+      const t = await b.call('get_thread', { threadId: question?.threadId as string, bodies: 'none' });
+      if (t.structured['uncheckedPlaces'] === undefined) break;
+    }
+    m = await message();
+    expect(m.labels).toEqual(expect.arrayContaining(['INBOX', 'Receipts']));
+    expect(m.unchecked).toEqual([]);
   });
 });
 
