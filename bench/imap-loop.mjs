@@ -240,7 +240,11 @@ try {
   rows.push(
     await measure(`get_thread of ${long.messageCount} (warm)`, async () => {
       const r = await s.call('get_thread', { threadId: long.threadId });
-      return { messageCount: r.messageCount, reusedChecks: r.reusedChecks?.places?.length ?? 0 };
+      return {
+        messageCount: r.messageCount,
+        reusedChecks: r.reusedChecks?.places?.length ?? 0,
+        uncheckedPlaces: r.uncheckedPlaces?.length ?? 0,
+      };
     }),
   );
   // The same read a minute later, as an agent's calls come: the folder checks of the first are
@@ -249,13 +253,21 @@ try {
   rows.push(
     await measure(`get_thread of ${long.messageCount}, a minute later (warm)`, async () => {
       const r = await s.call('get_thread', { threadId: long.threadId });
-      return { messageCount: r.messageCount, reusedChecks: r.reusedChecks?.places?.length ?? 0 };
+      return {
+        messageCount: r.messageCount,
+        reusedChecks: r.reusedChecks?.places?.length ?? 0,
+        uncheckedPlaces: r.uncheckedPlaces?.length ?? 0,
+      };
     }),
   );
   rows.push(
     await measure('get_message (warm)', async () => {
       const r = await s.call('get_message', { messageId: long.last.messageId });
-      return { labels: r.message?.labels ?? r.labels, reusedChecks: r.reusedChecks?.places?.length ?? 0 };
+      return {
+        labels: r.message?.labels ?? r.labels,
+        reusedChecks: r.reusedChecks?.places?.length ?? 0,
+        uncheckedPlaces: r.uncheckedPlaces?.length ?? 0,
+      };
     }),
   );
   // The agent catches up (not counted): every message so far is handled, so the next wake

@@ -28,7 +28,12 @@ import { takeFormat, withFormatInput } from './format.js';
 import type { OutputFormat } from './format.js';
 import { compactSchema } from './schema-compact.js';
 import { prebuiltSchema } from './prebuilt-schemas.js';
-import { markReadOnlyCall, reusedChecks, uncheckedPlaces } from '../providers/freshness.js';
+import {
+  markReadOnlyCall,
+  markReportsUnchecked,
+  reusedChecks,
+  uncheckedPlaces,
+} from '../providers/freshness.js';
 import type { TimerSlots } from '../policy/timer-slots.js';
 
 export interface ServerRuntime {
@@ -285,6 +290,8 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
           // (src/providers/freshness.ts); what it took that way goes into its result.
           const reports = tool.access === 'read' && 'reusedChecks' in tool.output.shape;
           if (reports) markReadOnlyCall(ctx.mcpReq.signal);
+          const namesUnchecked = tool.access === 'read' && 'uncheckedPlaces' in tool.output.shape;
+          if (namesUnchecked) markReportsUnchecked(ctx.mcpReq.signal);
           const out = routed.all
             ? await fanOut(runtime, tool, toolCtx, routed.all, parsed.data)
             : await tool.handle(toolCtx, parsed.data);
@@ -295,10 +302,7 @@ export function createMcpServer(runtime: ServerRuntime): McpServer {
               ...reused,
               places: reused.places.map((p) => (p.toUpperCase() === 'INBOX' ? p : fence.wrap(p))),
             };
-          const unchecked =
-            tool.access === 'read' && 'uncheckedPlaces' in tool.output.shape
-              ? uncheckedPlaces(ctx.mcpReq.signal)
-              : undefined;
+          const unchecked = namesUnchecked ? uncheckedPlaces(ctx.mcpReq.signal) : undefined;
           if (unchecked !== undefined)
             (out as Record<string, unknown>)['uncheckedPlaces'] = unchecked.map((p) =>
               p.toUpperCase() === 'INBOX' ? p : fence.wrap(p),

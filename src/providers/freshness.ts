@@ -96,3 +96,33 @@ export function uncheckedPlaces(signal: AbortSignal): string[] | undefined {
   const s = unchecked.get(callOf(signal));
   return s === undefined || s.size === 0 ? undefined : [...s].sort();
 }
+
+/*
+ * A read that shows one thread or message (get_thread, get_message) has the same problem on its
+ * first call after start: its labels need every label folder's index, an EXAMINE and a header
+ * FETCH of each (28 commands on the Bridge profile, over the 6 a warm read may cost). Such a
+ * call, when its result can name the folders it did not look in (the server marks it), builds
+ * missing indexes only while it stays within what a warm read may cost
+ * (src/providers/imap/threads.ts) and names the rest in uncheckedPlaces; later calls build them.
+ * A search is never such a call: it re-checks location predicates (and the implicit -in:spam
+ * -in:trash) on the labels it reads, which an unchecked folder would falsify.
+ */
+const reportsUnchecked = new WeakSet<AbortSignal>();
+const everyPlace = new WeakSet<AbortSignal>();
+
+/** Marks a read-only call whose result can say which folders it did not look in. */
+export function markReportsUnchecked(signal: AbortSignal): void {
+  reportsUnchecked.add(signal);
+}
+
+/** Marks a call that judges labels (a search's re-check): it locates copies everywhere. */
+export function markEveryPlaceCall(signal: AbortSignal): void {
+  everyPlace.add(callOf(signal));
+}
+
+/** Whether this call may leave folders without an index unchecked, naming them. */
+export function isBudgetedCall(signal: AbortSignal | undefined): boolean {
+  if (signal === undefined) return false;
+  const call = callOf(signal);
+  return readOnly.has(call) && reportsUnchecked.has(call) && !everyPlace.has(call) && !listing.has(call);
+}

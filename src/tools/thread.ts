@@ -11,7 +11,7 @@ import { defineTool, fenceOrEmpty } from './common/define.js';
 import type { ToolContext } from './common/define.js';
 import { labelMap } from './common/labels-cache.js';
 import { mailReaders } from './common/lazy.js';
-import { reusedChecksField } from './common/schemas.js';
+import { reusedChecksField, uncheckedPlacesField } from './common/schemas.js';
 
 // 'unknown' stands for anything else a report says: a verdict field never holds free text.
 const SPF = [...SPF_RESULTS, 'unknown'] as const;
@@ -218,6 +218,7 @@ export const getThread = defineTool({
     omittedMessages: z.number(),
     messages: z.array(messageView),
     reusedChecks: reusedChecksField,
+    uncheckedPlaces: uncheckedPlacesField,
   }),
   async handle(ctx, args) {
     if (args.includeHidden && args.bodies !== 'full')
@@ -271,7 +272,12 @@ export const getMessage = defineTool({
     messageId: z.string().min(1).max(256),
     ...readShape,
   }),
-  output: z.object({ threadId: z.string(), message: messageView, reusedChecks: reusedChecksField }),
+  output: z.object({
+    threadId: z.string(),
+    message: messageView,
+    reusedChecks: reusedChecksField,
+    uncheckedPlaces: uncheckedPlacesField,
+  }),
   async handle(ctx, args) {
     if (args.includeHidden && args.bodies !== 'full')
       throw invalidInput('includeHidden', 'includeHidden needs bodies: "full"');

@@ -101,6 +101,11 @@ export class FolderIndex {
   /** The last live STATUS of each folder, for read-only calls within `recheckMs` of it. */
   private readonly lastLive = new Map<string, { status: FolderStatus; epoch: number; at: number }>();
   private readonly recheckMs: number;
+  /** Folders asked live instead: too large to index, or without a usable STATUS. */
+  private readonly unindexed = new Set<string>();
+  private readonly built = new WeakMap<AbortSignal, number>();
+  /** Folders this server's writes put mail into. */
+  private readonly writtenInto = new Set<string>();
 
   constructor(limit = INDEX_LIMIT, recheckMs = 0) {
     this.limit = limit;
@@ -124,6 +129,21 @@ export class FolderIndex {
   /** Whether `path` has been indexed (its rows may still need bringing up to date). */
   holdsFolder(path: string): boolean {
     return this.states.has(path);
+  }
+
+  /** Whether `path`'s last check found it too large to index (or gave no usable status). */
+  unindexable(path: string): boolean {
+    return this.unindexed.has(path);
+  }
+
+  /** How many folders this call (`signal`) indexed from nothing. */
+  builtIn(signal: AbortSignal): number {
+    return this.built.get(signal) ?? 0;
+  }
+
+  /** Whether this server's own write put mail into `path` (its COPYUID said so). */
+  wroteInto(path: string): boolean {
+    return this.writtenInto.has(path);
   }
 
   /** After a write to `paths` (every folder when absent): what was seen of them is stale. */
@@ -174,6 +194,7 @@ export class FolderIndex {
       for (const c of m.copies) if (!now.has(key(c)) && c.uid > 0) this.forget(c.folder.path, [c.uid]);
       for (const c of r.copies) {
         if (was.has(key(c)) || c.folder.kind === 'virtual') continue;
+        this.writtenInto.add(c.folder.path);
         const entry = arrived.get(c.folder.path) ?? { uidValidity: c.uidValidity, rows: [] };
         entry.rows.push([c.uid, row({ ...m, copies: [c] })]);
         arrived.set(c.folder.path, entry);
@@ -317,14 +338,18 @@ export class FolderIndex {
     const s = await this.status(client, folder, signal, reusable);
     if (s === undefined || s.messages > this.limit) {
       this.states.delete(folder.path);
+      this.unindexed.add(folder.path);
       return undefined;
     }
+    this.unindexed.delete(folder.path);
     let state = this.states.get(folder.path);
     if (state !== undefined && state.uidValidity === s.uidValidity && state.uidNext === s.uidNext) {
       if (state.rows.size === s.messages) return state;
     }
-    if (state === undefined || state.uidValidity !== s.uidValidity)
+    if (state === undefined || state.uidValidity !== s.uidValidity) {
       state = { uidValidity: s.uidValidity, uidNext: 1, rows: new Map() };
+      if (signal !== undefined) this.built.set(signal, this.builtIn(signal) + 1);
+    }
     const whole = state.rows.size === 0;
     const flags = new Map<number, ReadonlySet<string>>();
     delete state.flagsNow;

@@ -52,10 +52,17 @@ import {
 import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
 import type { ImapSettings } from './settings.js';
-import { componentOf, gatherThreads, locateByMessageId, messageViaAllMail } from './threads.js';
+import {
+  MESSAGE_READ_COMMANDS,
+  THREAD_READ_COMMANDS,
+  componentOf,
+  gatherThreads,
+  locateByMessageId,
+  messageViaAllMail,
+} from './threads.js';
 import type { IndexUse } from './threads.js';
 import { FolderIndex } from './folder-index.js';
-import { isListingCall, markListingCall } from '../freshness.js';
+import { isBudgetedCall, isListingCall, markEveryPlaceCall, markListingCall } from '../freshness.js';
 import { WriteBatches } from './write-batches.js';
 import type { Known } from './write-batches.js';
 import { checkMax, listsInboxOnly, searchPage } from './search-pages.js';
@@ -147,16 +154,30 @@ export class ImapMailbox implements Mailbox {
   private read<T>(
     fn: (client: ImapFlow, model: FolderModel) => Promise<T>,
     signal?: AbortSignal,
+    /** What a budgeted call reads: its commands and whether it must build (threads.ts). */
+    reads: 'thread' | 'message' = 'thread',
   ): Promise<T> {
     return this.session.use(
       async (client) => {
         this.syncOncePerCall(client, signal);
-        // A listing may leave unindexed folders unchecked where checking costs a STATUS each.
-        const lazy = isListingCall(signal) && !client.capabilities.has('LIST-STATUS');
+        // A listing may leave unindexed folders unchecked where checking costs a STATUS each; a
+        // read of one thread or message builds missing indexes only within its commands.
+        const perFolder = !client.capabilities.has('LIST-STATUS');
+        const lazy = perFolder && isListingCall(signal);
+        const start = signal === undefined ? undefined : this.callStart.get(signal);
+        const budget =
+          perFolder && !lazy && start !== undefined && isBudgetedCall(signal)
+            ? {
+                commands: reads === 'thread' ? THREAD_READ_COMMANDS : MESSAGE_READ_COMMANDS,
+                spent: () => this.session.commands() - start,
+                progress: reads === 'thread',
+              }
+            : undefined;
         this.indexUse = {
           index: this.index,
           ...(signal === undefined ? {} : { signal }),
           ...(lazy ? { lazy } : {}),
+          ...(budget === undefined ? {} : { budget }),
         };
         return fn(client, await this.folders(client));
       },
@@ -260,7 +281,9 @@ export class ImapMailbox implements Mailbox {
     const node = this.parse(query);
     // The threads of an inbox listing are read next (search reads each hit's thread) in the
     // same call: both may leave folders other than INBOX unindexed and say so.
-    if (options.signal !== undefined && listsInboxOnly(node)) markListingCall(options.signal);
+    // Any other search re-checks places on the labels it reads: it locates copies everywhere.
+    if (options.signal !== undefined)
+      (listsInboxOnly(node) ? markListingCall : markEveryPlaceCall)(options.signal);
     return this.read(async (client, model) => {
       const page = await searchPage(this.searchContext(), client, model, node, options, 'thread');
       return { ...page, items: page.items.map((i) => ({ id: i.id })) };
@@ -270,6 +293,7 @@ export class ImapMailbox implements Mailbox {
   async searchMessages(query: string, options: SearchOptions): Promise<Page<MessageRef>> {
     checkMax(options.maxResults);
     const node = this.parse(query);
+    if (options.signal !== undefined) markEveryPlaceCall(options.signal);
     return this.read(
       (client, model) => searchPage(this.searchContext(), client, model, node, options, 'message'),
       options.signal,
@@ -449,23 +473,32 @@ export class ImapMailbox implements Mailbox {
   async getMessage(messageId: string, options: ThreadReadOptions): Promise<MailMessage> {
     const p = parseImapId(messageId, 'messageId');
     if (p.kind === 'thread') throw invalidInput('messageId', 'this is a thread id; pass a message id');
-    return this.read(async (client, model) => {
-      if (p.kind === 'message') {
-        const viaAll = await messageViaAllMail(client, model, p.messageId, options.format, this.indexUse);
-        if (viaAll !== undefined) return toMailMessage(viaAll);
-      }
-      const [m] = await this.locateMessages(client, model, [p]);
-      const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
-      if (m !== undefined && c !== undefined) {
-        const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
-        if (row !== undefined)
-          return toMailMessage({
-            ...readCopy(row.copy, row.bytes, options.format === 'full'),
-            copies: m.copies,
-          });
-      }
-      throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
-    }, options.signal);
+    // One message may cost fewer commands than a thread, and need not build (threads.ts).
+    return this.read(
+      async (client, model) => {
+        if (p.kind === 'message') {
+          const viaAll = await messageViaAllMail(client, model, p.messageId, options.format, this.indexUse);
+          if (viaAll !== undefined) return toMailMessage(viaAll);
+        }
+        // Not found through All Mail: the message itself is searched for, in every place.
+        const everywhere = { ...this.indexUse };
+        delete everywhere.budget;
+        this.indexUse = everywhere;
+        const [m] = await this.locateMessages(client, model, [p]);
+        const c = m?.copies.find((x) => x.folder.kind !== 'virtual' && x.uid > 0) ?? m?.copies[0];
+        if (m !== undefined && c !== undefined) {
+          const [row] = await fetchCopies(client, c.folder, [c.uid], options.format);
+          if (row !== undefined)
+            return toMailMessage({
+              ...readCopy(row.copy, row.bytes, options.format === 'full'),
+              copies: m.copies,
+            });
+        }
+        throw new MailError('not_found', `no message ${messageId.slice(0, 40)} on this IMAP account`);
+      },
+      options.signal,
+      'message',
+    );
   }
 
   async getMessageLabels(messageId: string, signal?: AbortSignal): Promise<MessageLabels> {
@@ -498,8 +531,13 @@ export class ImapMailbox implements Mailbox {
    * same call (its signal) reuses the selection as it is. A use without a signal always syncs.
    */
   private readonly syncedCalls = new WeakMap<AbortSignal, ImapFlow>();
+  /** The session's command count when each call first used the connection. */
+  private readonly callStart = new WeakMap<AbortSignal, number>();
   private syncOncePerCall(client: ImapFlow, signal: AbortSignal | undefined): void {
     if (signal !== undefined && this.syncedCalls.get(signal) === client) return;
+    // The call's commands are counted from its first use of a logged-in connection.
+    if (signal !== undefined && !this.callStart.has(signal))
+      this.callStart.set(signal, this.session.commands());
     beginUse(client);
     if (signal !== undefined) this.syncedCalls.set(signal, client);
   }

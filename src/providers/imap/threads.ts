@@ -37,6 +37,50 @@ export interface IndexUse {
    * already indexed, the others named as not looked in.
    */
   lazy?: boolean;
+  /**
+   * A read of one thread or message on a server without LIST-STATUS (src/providers/freshness.ts):
+   * a folder without an index gets one only while the call stays within `commands` (counted by
+   * `spent`, login left out) — or, with `progress`, when the call has built no index yet — and
+   * the others are named as not looked in.
+   */
+  budget?: { commands: number; spent: () => number; progress: boolean };
+}
+
+/*
+ * What a warm read may cost on a server where each command takes a second (issue 21: get_thread
+ * at most 6, get_message at most 4). Without building anything, get_thread costs 3 to 5 on the
+ * Bridge profile (All Mail's check and catch-up, the thread's FETCH, a STATUS of what a write
+ * touched, a folder-list renewal a minute after the last), get_message 2 to 3. Building a missing
+ * folder index costs an EXAMINE and a header FETCH of the whole folder (BUILD_COMMANDS; 1 for an
+ * empty folder, 3 for one too large to index, which is searched live), so a call builds one or
+ * two, and successive calls build the rest. So that they do even where every call spends its
+ * commands on checks (MAILWARDEN_IMAP_RECHECK_MS=0 asks each indexed folder every call), a
+ * get_thread that has built no index yet (All Mail's counts) builds one beyond its commands.
+ */
+export const THREAD_READ_COMMANDS = 6;
+export const MESSAGE_READ_COMMANDS = 4;
+const BUILD_COMMANDS = 2;
+
+/**
+ * The order in which a budgeted read builds missing indexes, most likely to hold the thread
+ * first. Folders this server's writes put mail into come first: the agent reads what it just
+ * moved or labelled (a thread moved to Spam should show SPAM on the next read). Then Sent, since
+ * a conversation's messages outside INBOX are most often the owner's replies; then Drafts, Trash
+ * and Spam and the other location folders, which say where a message is (one whose folder went
+ * unchecked shows no place at all, its All Mail copy alone); then the label folders. LIST order
+ * within each group. A folder too large to index is asked live each time, so it comes last and
+ * cannot hold the rotation up.
+ */
+function buildOrder(folders: readonly Folder[], index: FolderIndex): Folder[] {
+  const rank = (f: Folder): number => {
+    if (index.unindexable(f.path)) return 6;
+    if (index.wroteInto(f.path)) return 0;
+    if (f.role === 'sent') return 1;
+    if (f.role === 'drafts') return 2;
+    if (f.role === 'trash' || f.role === 'junk') return 3;
+    return f.kind === 'location' ? 4 : 5;
+  };
+  return [...folders].sort((a, b) => rank(a) - rank(b));
 }
 
 /** Whether this use may take `path`'s index: always, except a lazy listing's unindexed folders. */
@@ -178,11 +222,7 @@ export async function locateByMessageId(
   const located: ReadMessage[] = [];
   if (ids.length === 0) return located;
   const wanted = new Set(ids);
-  for (const folder of folders) {
-    if (use !== undefined && !mayIndex(use, folder)) {
-      if (use.signal !== undefined) noteUncheckedPlace(use.signal, folder.path);
-      continue;
-    }
+  const lookIn = async (folder: Folder): Promise<void> => {
     const indexed = use === undefined ? undefined : await use.index.uidsOf(client, folder, ids, use.signal);
     if (indexed !== undefined) {
       const unlent: number[] = [];
@@ -193,17 +233,45 @@ export async function locateByMessageId(
       }
       for (const { copy, bytes } of await fetchCopies(client, folder, unlent, 'links'))
         located.push(readCopy(copy, bytes, false));
-      continue;
+      return;
     }
     const box = await examine(client, folder.path);
-    if (box.exists === 0) continue;
+    if (box.exists === 0) return;
     const uids = await searchChunked(client, ids, idCriteria);
     for (const { copy, bytes } of await fetchCopies(client, folder, uids, 'links')) {
       const m = readCopy(copy, bytes, false);
       if (m.messageId !== undefined && wanted.has(m.messageId)) located.push(m);
     }
+  };
+  const signal = use?.signal;
+  const budget = use?.budget;
+  if (use === undefined || signal === undefined || (use.lazy !== true && budget === undefined)) {
+    for (const folder of folders) await lookIn(folder);
+    return located;
   }
-  return located;
+  if (use.lazy === true || budget === undefined) {
+    for (const folder of folders)
+      if (mayIndex(use, folder)) await lookIn(folder);
+      else noteUncheckedPlace(signal, folder.path);
+    return located;
+  }
+  // Budgeted: the folders with an index first (their checks are part of what the call spends),
+  // then the missing ones in build order while the call's commands allow.
+  const missing = buildOrder(
+    folders.filter((f) => f.role !== 'inbox' && !use.index.holdsFolder(f.path)),
+    use.index,
+  );
+  for (const folder of folders) if (!missing.includes(folder)) await lookIn(folder);
+  for (const folder of missing) {
+    const cost = use.index.unindexable(folder.path) ? BUILD_COMMANDS + 1 : BUILD_COMMANDS;
+    const owed = budget.progress && use.index.builtIn(signal) === 0;
+    if (owed || budget.spent() + cost <= budget.commands) await lookIn(folder);
+    else noteUncheckedPlace(signal, folder.path);
+  }
+  // In the folders' order, as the other paths give them (labels keep their order across calls).
+  const order = new Map(folders.map((f, i) => [f.path, i]));
+  const rank = (m: ReadMessage) => order.get(m.copies[0]?.folder.path ?? '') ?? folders.length;
+  return located.sort((a, b) => rank(a) - rank(b));
 }
 
 export async function gatherThreads(

@@ -26,20 +26,20 @@ export function fenceSignalDetails(d: SignalDetails, f: Fence): SignalDetails {
 export const usage = z.object({ requests: z.number(), quotaUnits: z.number() });
 
 /**
- * A read-only result whose labels partly rest on a folder check an earlier call made
- * (src/providers/freshness.ts): the server fills it in; a tool only declares it.
- */
-/**
- * A listing whose labels were not located in some folders (src/providers/freshness.ts): the
- * server fills it in; a tool only declares it.
+ * A read-only result whose labels were not located in some folders (src/providers/freshness.ts):
+ * the server fills it in; a tool only declares it.
  */
 export const uncheckedPlacesField = z
   .array(z.string())
   .optional()
   .describe(
-    'IMAP without LIST-STATUS: folders this listing did not look in for copies; a label from them is not shown (get_thread shows every label)',
+    'IMAP without LIST-STATUS: folders this call did not look in for copies (not indexed yet); a label from them is not shown',
   );
 
+/**
+ * A read-only result whose labels partly rest on a folder check an earlier call made
+ * (src/providers/freshness.ts): the server fills it in; a tool only declares it.
+ */
 export const reusedChecksField = z
   .object({ places: z.array(z.string()), oldestSeconds: z.number() })
   .optional()

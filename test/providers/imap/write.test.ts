@@ -146,10 +146,18 @@ describe.each(['gmail', 'full', 'bridge'] as const)('move_to_spam and restore on
     await b?.close();
   });
 
+  // The thread's labels once every place was looked in: on Bridge a get_thread builds the
+  // missing folder indexes a few per call (src/providers/imap/threads.ts) and names the others
+  // in uncheckedPlaces, so it is read again until none is left.
   const labelsOf = async (threadId: string) => {
-    const t = await b.call('get_thread', { threadId, bodies: 'none' });
-    expect(t.isError, t.text).toBe(false);
-    return new Set((t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels));
+    for (let reads = 1; ; reads++) {
+      const t = await b.call('get_thread', { threadId, bodies: 'none' });
+      expect(t.isError, t.text).toBe(false);
+      if (t.structured['uncheckedPlaces'] === undefined)
+        return new Set((t.structured['messages'] as Array<{ labels: string[] }>).flatMap((m) => m.labels));
+      expect(kind).toBe('bridge');
+      expect(reads).toBeLessThan(15);
+    }
   };
 
   it('move_to_spam takes a thread out of the inbox into spam; restore brings it back', async () => {
