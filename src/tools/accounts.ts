@@ -70,7 +70,7 @@ export const addAccount = defineTool({
   access: 'write',
   registry: true,
   description:
-    'Add a Gmail account, or renew a registered one: the user approves on a Google page shown to them (waits up to 5 min). A client that cannot show it gets status "pending" and signInUrl for the user; call again for the result. Not for IMAP.',
+    'Add a Gmail account, or renew a registered one: the user approves on a Google page (waits up to 5 min). A client that cannot show it gets status "pending" and signInUrl for the user; call again for the result. Not for IMAP.',
   input: z.strictObject({
     name: z.string().max(64),
     alias: z.string().max(64).optional(),

@@ -100,7 +100,7 @@ export const readAttachment = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    'Text of an attachment: plain text (txt, csv, json, xml, ics…), gzip, or zip entries; the format is judged by the bytes, never the name. Binary, encrypted, oversize and nested-archive entries are listed in skipped (download_attachment saves a binary). Pages: pass nextOffset as offset. list: entry names only; entry: a name or glob. Writes nothing.',
+    'Text of an attachment: plain text (txt, csv, json, xml, ics…), gzip, or zip entries; the format is judged by the bytes, never the name. Binary, encrypted, oversize and nested-archive entries are listed in skipped (download_attachment saves a binary). list: entry names only; entry: a name or glob. Writes nothing.',
   input: z.strictObject({
     ...which,
     list: z.boolean().default(false),

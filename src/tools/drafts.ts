@@ -50,7 +50,7 @@ export const createDraft = defineTool({
   tier: 'drafts',
   access: 'write',
   description:
-    'Save a new plain-text email in the Drafts folder for the user to review and send. mailwarden never sends mail. One address per list item ("a@b.example" or "Name <a@b.example>").',
+    'Save a new plain-text email in Drafts for the user to review and send. mailwarden never sends mail. One address per list item ("a@b.example" or "Name <a@b.example>").',
   input: z.strictObject({
     to: z.array(address).min(1).max(50),
     cc: recipients('carbon copy'),

@@ -116,7 +116,7 @@ export const createFilter = defineTool({
   tier: 'filters',
   access: 'write',
   description:
-    "Create a Gmail filter that adds and/or removes labels (by name or id; new names are created). It never forwards mail. Under inboxOnlyMoves a filter that keeps mail out of the inbox (removes INBOX, adds SPAM or TRASH) needs a person's confirmation (refused when the client cannot ask) and a criteria.from of addresses or domains that covers no protected correspondent. applyToExisting also relabels the mail matching now (up to maxMessages, in batches of 1000; needs a criterion other than negatedQuery), and verify re-reads a sample afterwards. The user may be asked to confirm first. Run preview_filter before.",
+    "Create a Gmail filter that adds and/or removes labels (by name or id; new names are created). It never forwards mail. Under inboxOnlyMoves a filter keeping mail out of the inbox (removes INBOX, adds SPAM or TRASH) needs a person's confirmation (refused if the client cannot ask) and a criteria.from of addresses or domains that covers no protected correspondent. applyToExisting also relabels matching mail now (up to maxMessages; needs a criterion besides negatedQuery); verify re-reads a sample. The user may be asked to confirm first. Run preview_filter before.",
   input: z.strictObject({
     ...actionInput,
     applyToExisting: z.boolean().default(false),
@@ -247,7 +247,7 @@ export const deleteFilter = defineTool({
   tier: 'filters',
   access: 'destructive',
   description:
-    'Delete a filter by id (list_filters). Mail it already labelled keeps its labels. The result holds the deleted definition, so it can be recreated with create_filter (forwarding excepted).',
+    'Delete a filter by id (list_filters). Mail it already labelled keeps its labels. The result holds the deleted definition, for create_filter to recreate (forwarding excepted).',
   input: z.strictObject({
     filterId: z
       .string()

@@ -103,7 +103,7 @@ export const listFilters = defineTool({
   tier: 'filters',
   access: 'read',
   description:
-    'The mailbox filters: criteria, the equivalent search query, and label actions with label names. A filter that forwards mail (set up outside mailwarden, which never creates one) is shown with its address and flagged forwards_mail: check with the user that they set it up.',
+    'The mailbox filters: criteria, the equivalent search query, and label actions with label names. A forwarding filter (mailwarden never creates one) is shown with its address and flagged forwards_mail: check with the user that they set it up.',
   input: z.strictObject({}),
   output: z.object({
     filters: z.array(filterView),

@@ -250,7 +250,7 @@ export const listNewMail = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so), each line from its INBOX copy (labels from its flags and keywords; label folders are not read); Gmail: by arrival time. Moves nothing: a line a sender rule would move carries senderRule (the sweep moves it).",
+    "INBOX messages above this account's mark, oldest first, one line each (up to `limit`, about 20,000 characters; `more`: some wait). Only mark_handled moves the mark. IMAP: by UID (a renumbered INBOX is listed again and says so), labels from flags and keywords only; Gmail: by arrival time. Moves nothing: a line a sender rule would move carries senderRule.",
   input: z.strictObject({
     limit: z.number().int().min(1).max(200).default(DEFAULT_LIMIT),
     snippets: z.boolean().default(false).describe('add snippets (~150 characters a line)'),

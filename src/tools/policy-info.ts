@@ -37,7 +37,7 @@ export const countMoves = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Exact counts of this account's moves from the action log between two local days (from/to, both included; default: the last 7 days): by kind, by sender rules (rule) or the agent (agent), refused, failed and unknown outcomes, and the top senders (moves out of the inbox apart from restores and label changes). complete is false when log lines are damaged.",
+    "Exact counts of this account's moves from the action log between two local days (from/to, both included; default: the last 7 days): by kind, by actor (rule or agent), refused, failed and unknown outcomes, and the top senders of moves out of the inbox. complete is false when log lines are damaged.",
   input: z.strictObject({
     from: day.describe('first local day (default: 6 days before to)'),
     to: day.describe('last local day (default: today)'),
@@ -95,7 +95,7 @@ export const listSenderRules = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "This account's sender rules (policy.json senderRules): addresses and domains (subdomains included) whose inbox mail the server archives or moves to spam, how often it sweeps (sweepRulesEveryMinutes; 0: never), and the file's path. Only editing policy.json changes them.",
+    "This account's sender rules (policy.json senderRules): addresses and domains (subdomains included) whose inbox mail the server archives or moves to spam, how often it sweeps (sweepRulesEveryMinutes; 0: never), and the file's path. Only editing the file changes them.",
   input: z.strictObject({}),
   output: z.object({
     account: z.string(),

@@ -202,7 +202,7 @@ export const getThread = defineTool({
   tier: 'read',
   access: 'read',
   description:
-    "Read a thread's messages, oldest first (at most the newest 100). bodies: text (default; HTML as text with link targets), new (without quoted history), full (plus the headers), none. lastN / afterMessageId pick messages; messageCount and omittedMessages are always given; what the size caps leave out is counted in omitted. Never marks mail read.",
+    "Read a thread's messages, oldest first (at most the newest 100). bodies: text (default; HTML as text with link targets), new (without quoted history), full (plus the headers), none. lastN / afterMessageId pick messages (messageCount, omittedMessages: always given); what the size caps leave out is counted in omitted. Never marks mail read.",
   input: z.strictObject({
     threadId: z.string().min(1).max(256),
     bodies: readShape.bodies,

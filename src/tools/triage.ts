@@ -13,7 +13,7 @@ import { defineTool, readConcurrency } from './common/define.js';
 import type { ToolContext } from './common/define.js';
 import { shownLabel } from '../mail/label-names.js';
 import { labelMap } from './common/labels-cache.js';
-import { reusedChecksField, signalsSchema, usage } from './common/schemas.js';
+import { reusedChecksField, signalsSchema, uncheckedPlacesField, usage } from './common/schemas.js';
 
 /** Thread reads in flight at once: the same politeness as search. */
 const THREAD_FETCH_CONCURRENCY = 10;
@@ -171,6 +171,7 @@ export const triageDigest = defineTool({
     sendersFound: z.number(),
     verification,
     reusedChecks: reusedChecksField,
+    uncheckedPlaces: uncheckedPlacesField,
     notJudged: z.object({
       gone: z.number().describe('listed, then not found when read'),
       partsNotRead: z.number().describe('threads whose attachments and invites were not looked for'),

@@ -220,7 +220,7 @@ async function runItem(ctx: ToolContext, out: OutboundContext, p: Prepared, opts
 const logged = (i: Item): boolean => !['already_requested', 'duplicate', 'would_call'].includes(i.outcome);
 
 const DESCRIPTION =
-  "RFC 8058 one-click only: one HTTPS POST to the List-Unsubscribe URI of the thread's newest message carrying one, if that message also has List-Unsubscribe-Post. Takes thread ids, never a URL; mailto and other links are only reported. Every hop passes an SSRF guard (public addresses only, pinned connection, 3 redirects, 10 s). One request per sender per server run, or across replicas on a PostgreSQL state (force: true repeats). dryRun: every check, no network.";
+  "RFC 8058 one-click only: one HTTPS POST to the List-Unsubscribe URI of the thread's newest message carrying one, if that message also has List-Unsubscribe-Post. Takes thread ids, never a URL; mailto and other links are only reported. Every hop passes an SSRF guard (public addresses only, pinned connection, 3 redirects, 10 s). One request per sender per server run, or per shared state database (force: true repeats). dryRun: every check, no network.";
 
 export const unsubscribe = defineTool({
   name: 'unsubscribe',
@@ -273,7 +273,7 @@ export const bulkUnsubscribe = defineTool({
   title: 'Unsubscribe from several senders (one-click)',
   tier: 'manage',
   access: 'external',
-  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (not reached: skippedOutOfTime); a sender or URL already called is a duplicate, not called again. Each item as unsubscribe: RFC 8058 one-click only, the same guards, one request per sender per server run or PostgreSQL state (force: true repeats); dryRun: no network.`,
+  description: `Unsubscribe from the senders of up to ${BULK_MAX} threads, one after another, within ${BULK_BUDGET_MS / 1000} s (not reached: skippedOutOfTime); a sender or URL already called is a duplicate, not called again. Each item as unsubscribe: RFC 8058 one-click only, the same guards, one request per sender per run or shared state (force: true repeats); dryRun: no network.`,
   input: z.strictObject({
     threadIds: z.array(z.string().min(1).max(256)).min(1).max(BULK_MAX),
     dryRun: z.boolean().default(false),

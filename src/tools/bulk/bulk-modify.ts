@@ -86,7 +86,7 @@ export const bulkModify = defineTool({
   tier: 'manage',
   access: 'write',
   description:
-    'Add/remove labels (names or ids; new names are created) on every MESSAGE matching a Gmail query, in chunks of 1,000 with a report per chunk. dryRun first: counts, samples and a previewToken (30 min, single use) pinning the exact set for the write. crossCheck: re-check read-state/location/category predicates on live labels, leaving contradicted messages alone; unverifiedPredicates lists what rests on the index alone. undo: also return an undoPlan for undo_bulk_modify. verify: read labels back. Moves out of the inbox pass the write policy (daily cap: remainingToday); labels added must be in allowedLabels (policy.json).',
+    'Add/remove labels (names or ids; new names are created) on every MESSAGE matching a Gmail query, 1,000 a chunk, reported per chunk. dryRun first: counts, samples and a single-use previewToken (30 min) pinning the exact set. crossCheck: re-check read-state/location/category on live labels, leaving contradicted messages alone (unverifiedPredicates: what rests on the index alone). undo: also return an undoPlan. verify: read labels back. Inbox moves pass the write policy (daily cap: remainingToday); added labels must be in allowedLabels (policy.json).',
   input: z.strictObject({
     query: z.string().trim().min(1).max(2000).describe('Gmail search query'),
     add: labelList.default([]),

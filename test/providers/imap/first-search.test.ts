@@ -280,6 +280,31 @@ describe('get_message after the first search on the Bridge profile', () => {
   });
 });
 
+describe('triage_digest after start on the Bridge profile', () => {
+  let b: Backend;
+  beforeAll(async () => {
+    b = await startBackend('bridge', { delayMs: 0, env: { MAILWARDEN_TOOLS: 'read' }, tiers: ['read'] });
+    await seed(b, 'Labels/Receipts');
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('its label buckets leave out the folders it did not look in, and it names them', async () => {
+    const r = await b.call('triage_digest', {});
+    expect(r.isError, r.text).toBe(false);
+    const labels = (r.structured['labels'] as Array<{ label: string }>).map((l) => unfence(l.label));
+    expect(labels).toContain('INBOX');
+    expect(labels).not.toContain('Receipts');
+    const unchecked = ((r.structured['uncheckedPlaces'] as string[] | undefined) ?? []).map(unfence);
+    expect(unchecked).toEqual(expect.arrayContaining(['Labels/Receipts']));
+    const text = await b.call('triage_digest', { format: 'text' });
+    expect(text.text).toMatch(
+      /not looked in \(labels from these folders are not shown\): .*Labels\/Receipts/,
+    );
+  });
+});
+
 describe('the first search after start on full Dovecot (LIST-STATUS)', () => {
   let b: Backend;
   beforeAll(async () => {
@@ -308,5 +333,10 @@ describe('the first search after start on full Dovecot (LIST-STATUS)', () => {
     expect(labels).toEqual([['INBOX'], expect.arrayContaining(['SENT'])]);
     expect(t.structured['uncheckedPlaces']).toBeUndefined();
     expect(t.structured['reusedChecks']).toBeUndefined();
+
+    // triage_digest: every label folder looked in, Receipts-free here, nothing unchecked.
+    const d = await b.call('triage_digest', {});
+    expect(d.isError, d.text).toBe(false);
+    expect(d.structured['uncheckedPlaces']).toBeUndefined();
   });
 });
