@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { mapBounded } from '../mail/async.js';
 import { MailError, invalidInput } from '../mail/errors.js';
 import { aboveGmailMark, compareArrivals, gmailMarkAt } from '../mail/inbox-mark.js';
 import type { Arrival, GmailMark, ImapMark, InboxMark } from '../mail/inbox-mark.js';
@@ -10,6 +9,7 @@ import type { InboxMarkStore } from '../store/inbox-mark.js';
 import type { ToolContext } from './common/define.js';
 import { defineTool, readConcurrency } from './common/define.js';
 import { labelMap } from './common/labels-cache.js';
+import { readListedThreads } from './common/thread-reads.js';
 import { mailReaders } from './common/lazy.js';
 import { fenceSignalDetails, signalDetailsSchema, signalsSchema, usage } from './common/schemas.js';
 import { headerValue, parseAddressList } from '../mail/headers.js';
@@ -156,8 +156,12 @@ async function gmailArrivals(
       break;
     }
   } while (pageToken !== undefined);
-  const threads = await mapBounded([...new Set(threadIds)], readConcurrency(mb, THREAD_READS), (id) =>
-    mb.getThread(id, { format: 'metadata', metadataHeaders: [], signal: ctx.signal }).catch(notFoundAsNone),
+  // A thread deleted between the search and the read is simply not new mail.
+  const threads = await readListedThreads(
+    mb,
+    [...new Set(threadIds)],
+    { format: 'metadata', metadataHeaders: [], signal: ctx.signal },
+    readConcurrency(mb, THREAD_READS),
   );
   const list = uniqueById(
     threads
@@ -166,12 +170,6 @@ async function gmailArrivals(
       .map((m) => ({ id: m.id, threadId: m.threadId, internalDate: m.internalDate })),
   ).sort(compareArrivals);
   return { list, truncated };
-}
-
-/** A thread deleted between the search and the read is simply not new mail. */
-function notFoundAsNone(e: unknown): undefined {
-  if (e instanceof MailError && e.code === 'not_found') return undefined;
-  throw e;
 }
 
 function markView(mark: InboxMark | undefined) {
@@ -343,8 +341,11 @@ async function describeLines(
   const [threads, labels] = await Promise.all([
     inline
       ? Promise.resolve([])
-      : mapBounded([...new Set(items.map((i) => i.threadId))], readConcurrency(mb, THREAD_READS), (id) =>
-          mb.getThread(id, { format: 'full', signal: ctx.signal }).catch(notFoundAsNone),
+      : readListedThreads(
+          mb,
+          [...new Set(items.map((i) => i.threadId))],
+          { format: 'full', signal: ctx.signal },
+          readConcurrency(mb, THREAD_READS),
         ),
     !inline || userLabels
       ? labelMap(mb, ctx.clock.now(), ctx.signal)

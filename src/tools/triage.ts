@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
-import type { MailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
 import { parseQuery } from '../mail/query/index.js';
 import type * as Triage from '../mail/triage.js';
@@ -13,6 +12,7 @@ import { defineTool, readConcurrency } from './common/define.js';
 import type { ToolContext } from './common/define.js';
 import { shownLabel } from '../mail/label-names.js';
 import { labelMap } from './common/labels-cache.js';
+import { goneAsNone } from './common/thread-reads.js';
 import { reusedChecksField, signalsSchema, uncheckedPlacesField, usage } from './common/schemas.js';
 
 /** Thread reads in flight at once: the same politeness as search. */
@@ -86,14 +86,6 @@ async function readThreads(
     },
   );
   return uniqueById(read.filter((t): t is MailThread => t !== undefined));
-}
-
-/** A thread gone since the listing is left out; any other failure fails the call. */
-function goneAsNone(r: MailThread | MailError | undefined): MailThread | undefined {
-  if (r === undefined) return undefined;
-  if (!isMailError(r)) return r;
-  if (r.code === 'not_found') return undefined;
-  throw r;
 }
 
 function readOne(
