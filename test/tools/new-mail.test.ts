@@ -90,7 +90,18 @@ describe.each(['gmail', 'full', 'bridge'] as BackendKind[])('new mail on %s', (k
     expect(first.more).toBe(true);
     // At the default (75) the whole result stays under what clients keep (about 20,000 characters):
     // when 75 lines would not fit, the oldest that do are listed, and markHandled names the last.
+    b.gmail?.sandbox.resetStats();
     const full = await b.call('list_new_mail', {});
+    if (b.gmail) {
+      // Gmail: every inbox thread is read once, in batch requests of at most 50 calls.
+      const s = b.gmail.sandbox.stats();
+      const reads = s.byMethod['threads.get']?.apiCalls ?? 0;
+      expect(reads).toBeGreaterThan(50);
+      expect(s.byMethod['threads.get']?.requests ?? 0).toBe(0);
+      // Two reads (the listing's, then the page's bodies), each in batches of at most 50 calls.
+      expect(s.byMethod['batch']?.requests ?? 0).toBeLessThanOrEqual(Math.ceil(reads / 50) + 1);
+      expect(s.requests).toBeLessThan(reads / 5);
+    }
     expect(full.text.length).toBeLessThanOrEqual(20_000);
     const lines = (full.structured as unknown as Listing).messages;
     expect(lines.length).toBeGreaterThan(40);
