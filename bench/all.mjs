@@ -36,6 +36,9 @@ const QUICK_ENV = {
   BENCH_GROW: '200',
   BENCH_CLIENTS: '4',
   BENCH_CALLS: '4',
+  BENCH_EARLY: '4',
+  BENCH_WARM: '4',
+  BENCH_PAIRS: '4',
 };
 // pg-writes (a PostgreSQL cluster with fsync on, seven reps) takes about a minute: left out too.
 if (quick) {

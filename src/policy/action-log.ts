@@ -38,6 +38,8 @@ export class ActionLog {
   private ready: Promise<void> | undefined;
   /** The file this process opened first: a later append to another file (or none) is refused. */
   private identity: { dev: number; ino: number } | undefined;
+  /** The file's size right after this process's last append: it ends in that append's newline. */
+  private end: number | undefined;
   constructor(readonly path: string) {}
 
   /**
@@ -131,11 +133,17 @@ export class ActionLog {
       if (was !== undefined && (st.dev !== was.dev || st.ino !== was.ino)) throw this.gone('replaced');
       // A line torn by a crash would swallow this append's first record and turn into a bad line
       // in the middle of the log, which stops moves (move-cap.ts). End it, and say it was torn.
-      if (endsTorn(fd)) {
+      // When the file is still the size this process left it, its last byte is this process's own
+      // newline and need not be read again.
+      if (st.size !== this.end && endsTorn(fd, st.size)) {
         const marker = { time: at, account: '*', tool: 'action-log', op: TORN_LINE_MARK, outcome: 'ok' };
         text = `\n${JSON.stringify(marker)}\n${text}`;
       }
-      writeSync(fd, text);
+      const bytes = Buffer.from(text);
+      this.end = undefined;
+      const wrote = writeSync(fd, bytes);
+      // A short write (a full disk) leaves a torn line: the next append checks for it.
+      if (wrote === bytes.length) this.end = st.size + wrote;
     } finally {
       closeSync(fd);
     }
@@ -179,8 +187,7 @@ export class ClientActionLog extends ActionLog {
   }
 }
 
-function endsTorn(fd: number): boolean {
-  const { size } = fstatSync(fd);
+function endsTorn(fd: number, size: number): boolean {
   if (size === 0) return false;
   const last = Buffer.alloc(1);
   readSync(fd, last, 0, 1, size - 1);

@@ -22,9 +22,9 @@ import type { EffectivePolicy, PolicyRules } from './write-policy.js';
 
 /**
  * The per-item judge of the write policy (docs/architecture.md, "The write policy"): each
- * item of a call is judged on its own, under the account's write lock, with the day's count of
- * agent moves read from the action log inside that lock, and every item — refused ones too —
- * gets its line in the log.
+ * item of a call is judged on its own; a move the daily cap counts is judged under the account's
+ * write lock, with the day's count of agent moves read from the action log inside that lock; and
+ * every item — refused ones too — gets its line in the log.
  */
 
 /** One thing a tool wants to change, as it stands now (live labels, not an index's). */
@@ -381,7 +381,13 @@ export function createGate(options: GateOptions): Gate {
       // Learning the Sent folder can take seconds; do it before other writers have to wait.
       if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)
         await options.correspondents?.warm?.(o?.call);
-      return store.withLock(account, async (signal) => {
+      // The lock exists for the daily count (write-lock.ts): a write the cap does not apply to
+      // (a label change, a restore, a person's own move, or any move with the cap off) reads no
+      // count and writes no marker, so it runs without it and never waits behind a move.
+      const counted = capped(intent);
+      const locked = <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+        counted ? store.withLock(account, fn) : fn(new AbortController().signal);
+      return locked(async (signal) => {
         const now = clock.now();
         const liftedCap = lifted(o);
         // Read only when the cap applies, so a damaged log stops moves out but not an undo.

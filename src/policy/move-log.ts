@@ -17,7 +17,8 @@ export const OUT_ACTIONS: ReadonlySet<MoveAction> = new Set(['archive', 'spam', 
 
 export const MOVE_OUTCOMES = ['pending', 'moved', 'refused', 'failed', 'unknown'] as const;
 /**
- * pending: the intent line, written inside the write lock before the provider write; moved:
+ * pending: the intent line, written before the provider write (inside the write lock for a
+ * counted move); moved:
  * done; refused: the policy said no and nothing ran; failed: the provider said it did not
  * happen; unknown: it may have happened (a timeout, a crash).
  */

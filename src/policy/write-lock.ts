@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync } from 'node:fs';
 import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -64,15 +64,17 @@ function busy(account: string, path: string): MailError {
 }
 
 async function inProcessTurn(key: string, deadline: number, onTimeout: () => MailError): Promise<() => void> {
-  const prev = queues.get(key) ?? Promise.resolve();
+  const prev = queues.get(key);
   let done!: () => void;
   const mine = new Promise<void>((resolve) => (done = resolve));
-  const tail = prev.then(() => mine);
+  const tail = prev === undefined ? mine : prev.then(() => mine);
   queues.set(key, tail);
   const leave = (): void => {
     done();
     if (queues.get(key) === tail) queues.delete(key);
   };
+  // Nobody of this process ahead: the turn is this writer's now, with no timer to set.
+  if (prev === undefined) return leave;
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     prev.then(() => true),
@@ -150,6 +152,13 @@ export async function withWriteLock<T>(
   }
 }
 
+/**
+ * The file calls proper-lockfile makes, and only those: its synchronous API copies every property
+ * of the fs object it is given on each lock, which for all of node:fs was a fifth of the memory a
+ * one-thread Gmail write allocated (docs/benchmarks.md, "Gmail write path").
+ */
+const LOCK_FS = { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync };
+
 /** Folders this process has made (or found) for its locks; made once, not on every write. */
 const madeParents = new Set<string>();
 function made(dir: string): void {
@@ -174,6 +183,7 @@ async function acquire(
       made(dirname(lockDir));
       const releaseSync = lockfile.lockSync(lockDir.replace(/\.lock$/, ''), {
         lockfilePath: lockDir,
+        fs: LOCK_FS,
         realpath: false,
         // Staleness is judged by takeOverIfStale, never by proper-lockfile (see there).
         stale: Number.MAX_SAFE_INTEGER,

@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/mail/clock.js';
@@ -10,6 +10,7 @@ import type { CorrespondentMailbox } from '../../src/policy/correspondents.js';
 import { createGate, filePolicyStore } from '../../src/policy/gate.js';
 import type { GateIntent, GateItem, PerItemOutcome } from '../../src/policy/gate.js';
 import { effectivePolicy, parsePolicy } from '../../src/policy/write-policy.js';
+import { writeLockPath } from '../../src/policy/write-lock.js';
 import { tempDir } from '../helpers/temp.js';
 import { rejected } from '../helpers/rejected.js';
 
@@ -254,6 +255,56 @@ describe('the daily cap', () => {
     ]);
     const done = [...x.results, ...y.results].filter((r) => r.outcome === 'moved');
     expect(done).toHaveLength(5);
+  });
+});
+
+describe('the write lock is taken only where the daily count is', () => {
+  const LABEL: GateIntent = {
+    tool: 'modify_labels',
+    action: 'label',
+    actor: 'agent',
+    addLabels: [],
+    removeLabels: [],
+  };
+  /** A gate whose lock waits 300 ms, with the account's lock held as another process holds it. */
+  function lockedGate(policy: unknown) {
+    mkdirSync(writeLockPath({ MAILWARDEN_CONFIG_DIR: dir }, 'work'), { recursive: true });
+    const effective = effectivePolicy({ ...parsePolicy(policy), path: join(dir, 'policy.json') }, 'work');
+    const store = filePolicyStore({ MAILWARDEN_CONFIG_DIR: dir }, log, { timeoutMs: 300 });
+    const correspondents = new CorrespondentSet(sentMailbox(), { days: 365, refreshMinutes: 10, clock });
+    return createGate({ policy: effective, store, correspondents, clock, timeZone: TZ });
+  }
+
+  it('a label change and a restore run while another process holds the lock; an archive waits, then writes nothing', async () => {
+    const gate = lockedGate({});
+    const label = await gate.run([msg('a')], LABEL, moved);
+    expect(label.results[0]).toMatchObject({ id: 'a', outcome: 'moved' });
+    const back = await gate.run([msg('b', { labelIds: [] })], RESTORE, moved);
+    expect(back.results[0]).toMatchObject({ id: 'b', outcome: 'moved' });
+    let wrote = false;
+    const e = await rejected(
+      gate.run([msg('c')], ARCHIVE, async (a) => {
+        wrote = true;
+        return moved(a);
+      }),
+    );
+    expect(wrote).toBe(false);
+    expect(e.code).toBe('upstream_unavailable');
+    expect(e.message).toContain('another mailwarden process is writing to account work');
+    // Both unlocked writes left their intent and outcome lines; the archive left none.
+    const lines = records();
+    expect(
+      lines.filter((r) => (r['ids'] as string[] | undefined)?.[0] === 'a').map((r) => r['outcome']),
+    ).toEqual(['pending', 'moved']);
+    expect(lines.filter((r) => (r['ids'] as string[] | undefined)?.[0] === 'b')).toHaveLength(2);
+    expect(lines.some((r) => (r['ids'] as string[] | undefined)?.[0] === 'c')).toBe(false);
+  });
+
+  it('with the cap off, an archive counts nothing and needs no lock', async () => {
+    const gate = lockedGate({ default: { dailyMoveCap: 0 } });
+    const r = await gate.run([msg('a')], ARCHIVE, moved);
+    expect(r.results[0]).toMatchObject({ id: 'a', outcome: 'moved' });
+    expect(r.remainingToday).toBeNull();
   });
 });
 

@@ -144,8 +144,12 @@ export function checkEgress(req: EgressRequest, tiers: ReadonlySet<Tier>): Endpo
   return endpoint;
 }
 
-function segmentsMatch(pattern: string, segments: readonly string[]): boolean {
-  const want = pattern.split('/').filter((s) => s !== '');
+/** Each endpoint's path pattern cut into segments once, not on every request. */
+const PATTERNS: ReadonlyMap<Endpoint, readonly string[]> = new Map(
+  ENDPOINTS.map((e) => [e, e.pathPattern.split('/').filter((s) => s !== '')]),
+);
+
+function segmentsMatch(want: readonly string[], segments: readonly string[]): boolean {
   if (want.length !== segments.length) return false;
   return want.every((w, i) => {
     const got = segments[i] ?? '';
@@ -156,7 +160,7 @@ function segmentsMatch(pattern: string, segments: readonly string[]): boolean {
 }
 
 function matchEndpoint(req: EgressRequest, host: string, segments: readonly string[]): Endpoint {
-  const onPath = ENDPOINTS.filter((e) => e.host === host && segmentsMatch(e.pathPattern, segments));
+  const onPath = ENDPOINTS.filter((e) => e.host === host && segmentsMatch(PATTERNS.get(e) ?? [], segments));
   const hit = onPath.find((e) => e.method === req.method);
   if (hit !== undefined) return hit;
   if (onPath.length > 0) {

@@ -81,19 +81,39 @@ export class Wire {
     };
     if (req.headers !== undefined) init.headers = req.headers;
     if (req.body !== undefined) init.body = req.body;
-    // The deadline covers the whole answer, body included (see buffered()).
+    // The deadline covers the whole answer, body included (see buffered()). Its timer is cleared
+    // when the answer is in: AbortSignal.timeout's could not be, and left one pending timer and one
+    // signal derived with AbortSignal.any per request for the whole deadline, which outlived
+    // young-generation collections and were promoted, only to die there (docs/benchmarks.md,
+    // "Gmail write path").
     const deadline = this.deadlineOf(endpoint);
-    const timer = AbortSignal.timeout(deadline.ms);
-    init.signal = req.signal === undefined ? timer : AbortSignal.any([req.signal, timer]);
+    const own = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      own.abort(new DOMException(`no answer within ${deadline.ms} ms`, 'TimeoutError'));
+    }, deadline.ms);
+    timer.unref();
+    const caller = req.signal;
+    const onCallerAbort = (): void => own.abort(caller?.reason);
+    if (caller !== undefined) {
+      if (caller.aborted) onCallerAbort();
+      else caller.addEventListener('abort', onCallerAbort, { once: true });
+    }
+    init.signal = own.signal;
     const expired = (e: unknown): unknown =>
-      timer.aborted && req.signal?.aborted !== true
+      timedOut && caller?.aborted !== true
         ? new DeadlineExceeded(endpoint.name, deadline.ms, deadline.write)
         : e;
-    return this.transport(req.url, init).then(
-      (res) =>
-        buffered(res, init.signal as AbortSignal).catch((e: unknown) => Promise.reject(expired(e) as Error)),
-      (e: unknown) => Promise.reject(expired(e) as Error),
-    );
+    return this.transport(req.url, init)
+      .then(
+        (res) => buffered(res, own.signal).catch((e: unknown) => Promise.reject(expired(e) as Error)),
+        (e: unknown) => Promise.reject(expired(e) as Error),
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onCallerAbort);
+      });
   }
 
   usage(): Usage {

@@ -12,9 +12,9 @@ import type { ToolContext } from './define.js';
 
 /*
  * The thread tools' path through the write policy (src/policy/gate.ts): each thread is judged on
- * its own from its live labels and senders, under the account's write lock, with the day's moves
- * counted from the action log; refused threads are reported with the rule that refused them and
- * never touched. A call is an error only when nothing changed.
+ * its own from its live labels and senders, with the day's moves counted from the action log under
+ * the account's write lock where the cap counts them; refused threads are reported with the rule
+ * that refused them and never touched. A call is an error only when nothing changed.
  */
 
 /** Threads read at once to judge them: a few for Gmail, all of them where reads are batched. */
