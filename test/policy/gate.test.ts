@@ -89,14 +89,28 @@ function sentMailbox(): CorrespondentMailbox & { reads: number } {
 function gateWith(
   policy: unknown = {},
   correspondents = new CorrespondentSet(sentMailbox(), { days: 365, refreshMinutes: 10, clock }),
+  lockTimeoutMs = 5_000,
 ) {
   const effective = effectivePolicy({ ...parsePolicy(policy), path: join(dir, 'policy.json') }, 'work');
-  const store = filePolicyStore({ MAILWARDEN_CONFIG_DIR: dir }, log, { timeoutMs: 5_000 });
+  const store = filePolicyStore({ MAILWARDEN_CONFIG_DIR: dir }, log, { timeoutMs: lockTimeoutMs });
   return createGate({ policy: effective, store, correspondents, clock, timeZone: TZ });
 }
 
 const moved = (allowed: GateItem[]): Promise<PerItemOutcome[]> =>
   Promise.resolve(allowed.map((i) => ({ id: i.id, outcome: 'moved' as const })));
+
+/** An archive of `id` that the gate stops before any write: its error (nothing was written). */
+async function stoppedArchive(gate: ReturnType<typeof gateWith>, id: string) {
+  let wrote = false;
+  const e = await rejected(
+    gate.run([msg(id)], ARCHIVE, async (a) => {
+      wrote = true;
+      return moved(a);
+    }),
+  );
+  expect(wrote).toBe(false);
+  return e;
+}
 
 const records = (): Array<Record<string, unknown>> =>
   readFileSync(log.path, 'utf8')
@@ -269,10 +283,7 @@ describe('the write lock is taken only where the daily count is', () => {
   /** A gate whose lock waits 300 ms, with the account's lock held as another process holds it. */
   function lockedGate(policy: unknown) {
     mkdirSync(writeLockPath({ MAILWARDEN_CONFIG_DIR: dir }, 'work'), { recursive: true });
-    const effective = effectivePolicy({ ...parsePolicy(policy), path: join(dir, 'policy.json') }, 'work');
-    const store = filePolicyStore({ MAILWARDEN_CONFIG_DIR: dir }, log, { timeoutMs: 300 });
-    const correspondents = new CorrespondentSet(sentMailbox(), { days: 365, refreshMinutes: 10, clock });
-    return createGate({ policy: effective, store, correspondents, clock, timeZone: TZ });
+    return gateWith(policy, undefined, 300);
   }
 
   it('a label change and a restore run while another process holds the lock; an archive waits, then writes nothing', async () => {
@@ -281,14 +292,7 @@ describe('the write lock is taken only where the daily count is', () => {
     expect(label.results[0]).toMatchObject({ id: 'a', outcome: 'moved' });
     const back = await gate.run([msg('b', { labelIds: [] })], RESTORE, moved);
     expect(back.results[0]).toMatchObject({ id: 'b', outcome: 'moved' });
-    let wrote = false;
-    const e = await rejected(
-      gate.run([msg('c')], ARCHIVE, async (a) => {
-        wrote = true;
-        return moved(a);
-      }),
-    );
-    expect(wrote).toBe(false);
+    const e = await stoppedArchive(gate, 'c');
     expect(e.code).toBe('upstream_unavailable');
     expect(e.message).toContain('another mailwarden process is writing to account work');
     // Both unlocked writes left their intent and outcome lines; the archive left none.
@@ -316,14 +320,7 @@ describe('a damaged log stops moves, through the gate', () => {
     // An undo still works: the count is not needed for it.
     const back = await gate.run([msg('b', { labelIds: [] })], RESTORE, moved);
     expect(back.results[0]?.outcome).toBe('moved');
-    let wrote = false;
-    const e = await rejected(
-      gate.run([msg('c')], ARCHIVE, async (a) => {
-        wrote = true;
-        return moved(a);
-      }),
-    );
-    expect(wrote).toBe(false);
+    const e = await stoppedArchive(gate, 'c');
     expect(e).toBeInstanceOf(MailError);
     expect(e.code).toBe('forbidden_operation');
     expect(e.message).toContain('line 3 is not valid JSON');
