@@ -39,6 +39,7 @@ const QUICK_ENV = {
   BENCH_EARLY: '4',
   BENCH_WARM: '4',
   BENCH_PAIRS: '4',
+  BENCH_BLOCK: '2',
 };
 // pg-writes (a PostgreSQL cluster with fsync on, seven reps) takes about a minute: left out too.
 if (quick) {

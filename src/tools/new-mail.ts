@@ -161,7 +161,7 @@ async function gmailArrivals(
     mb,
     [...new Set(threadIds)],
     { format: 'metadata', metadataHeaders: [], signal: ctx.signal },
-    readConcurrency(mb, THREAD_READS),
+    { concurrency: readConcurrency(mb, THREAD_READS) },
   );
   const list = uniqueById(
     threads
@@ -345,7 +345,7 @@ async function describeLines(
           mb,
           [...new Set(items.map((i) => i.threadId))],
           { format: 'full', signal: ctx.signal },
-          readConcurrency(mb, THREAD_READS),
+          { concurrency: readConcurrency(mb, THREAD_READS) },
         ),
     !inline || userLabels
       ? labelMap(mb, ctx.clock.now(), ctx.signal)

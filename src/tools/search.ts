@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { mapBounded } from '../mail/async.js';
-import { isMailError } from '../mail/errors.js';
 import { parseQuery } from '../mail/query/index.js';
+import type { MailThread } from '../mail/types.js';
 import { uniqueById } from '../mail/unique.js';
 import { verifyThreads } from '../mail/verify.js';
 import { defineTool, readConcurrency, fenceOrEmpty } from './common/define.js';
 import type { FanOutPart } from './common/define.js';
 import { labelMap } from './common/labels-cache.js';
+import { readListedThreads } from './common/thread-reads.js';
 import {
   fenceSignalDetails,
   reusedChecksField,
@@ -112,24 +112,14 @@ export const search = defineTool({
       ctx.mailbox.searchThreads(args.query, searchOptions),
       labelMap(ctx.mailbox, ctx.clock.now(), ctx.signal),
     ]);
-    const many = ctx.mailbox.getThreads;
-    const threads = uniqueById(
-      many !== undefined && page.items.length > 1
-        ? // One failed read fails the search, as it does when the threads are read one by one.
-          (
-            await many.call(
-              ctx.mailbox,
-              page.items.map((t) => t.id),
-              { format: 'full', signal: ctx.signal },
-            )
-          ).map((r) => {
-            if (isMailError(r)) throw r;
-            return r;
-          })
-        : await mapBounded(page.items, readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), (t) =>
-            ctx.mailbox.getThread(t.id, { format: 'full', signal: ctx.signal }),
-          ),
+    // One failed read fails the search, a thread gone since the listing too.
+    const read = await readListedThreads(
+      ctx.mailbox,
+      page.items.map((t) => t.id),
+      { format: 'full', signal: ctx.signal },
+      { concurrency: readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY), gone: 'fail' },
     );
+    const threads = uniqueById(read.filter((t): t is MailThread => t !== undefined));
     const outcome = verifyThreads(node, threads);
     const after = ctx.mailbox.usage();
     const f = ctx.fence;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { mapBounded } from '../mail/async.js';
 import { uniqueById } from '../mail/unique.js';
 import { invalidInput, isMailError } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
@@ -12,7 +11,7 @@ import { defineTool, readConcurrency } from './common/define.js';
 import type { ToolContext } from './common/define.js';
 import { shownLabel } from '../mail/label-names.js';
 import { labelMap } from './common/labels-cache.js';
-import { goneAsNone } from './common/thread-reads.js';
+import { readListedThreads } from './common/thread-reads.js';
 import { reusedChecksField, signalsSchema, uncheckedPlacesField, usage } from './common/schemas.js';
 
 /** Thread reads in flight at once: the same politeness as search. */
@@ -69,25 +68,23 @@ async function readThreads(
   then?: (t: MailThread) => Promise<MailThread>,
 ): Promise<MailThread[]> {
   let done = 0;
-  const many = ctx.mailbox.getThreads;
-  // A provider that reads many threads in few requests (Gmail batches) reads them all at once.
-  const batched =
-    many === undefined || ids.length < 2
-      ? undefined
-      : await many.call(ctx.mailbox, ids, { ...options, signal: ctx.signal });
-  const read = await mapBounded(
+  const read = await readListedThreads(
+    ctx.mailbox,
     ids,
-    readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY),
-    async (id, i) => {
-      let t = batched === undefined ? await readOne(ctx, id, options) : goneAsNone(batched[i]);
-      if (t && then) t = await then(t);
-      await ctx.progress(++done, ids.length, what);
-      return t;
+    { ...options, signal: ctx.signal },
+    {
+      concurrency: readConcurrency(ctx.mailbox, THREAD_FETCH_CONCURRENCY),
+      then: async (found) => {
+        const t = found && then ? await then(found) : found;
+        await ctx.progress(++done, ids.length, what);
+        return t;
+      },
     },
   );
   return uniqueById(read.filter((t): t is MailThread => t !== undefined));
 }
 
+/** One thread read again whole (its parts); one gone meanwhile is undefined. */
 function readOne(
   ctx: ToolContext,
   id: string,
