@@ -382,8 +382,8 @@ export function createGate(options: GateOptions): Gate {
       if (rules.protectCorrespondents && OUT_ACTIONS.has(intent.action) && items.length > 0)
         await options.correspondents?.warm?.(o?.call);
       // The lock exists for the daily count (write-lock.ts): a write the cap does not apply to
-      // (a label change, a restore, a person's own move, or any move with the cap off) reads no
-      // count and writes no marker, so it runs without it and never waits behind a move.
+      // (a label change, a restore, a person's own move, a sender rule's move, or any move with the
+      // cap off) reads no count and writes no marker, so it runs without it and never waits behind a move.
       const counted = capped(intent);
       const locked = <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
         counted ? store.withLock(account, fn) : fn(new AbortController().signal);
