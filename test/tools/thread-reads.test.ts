@@ -52,18 +52,24 @@ describe.each([
 
   it('with gone: "fail", a thread gone since the listing fails the call with not_found', async () => {
     const mb = mailbox(batches, 't2');
-    const e = await readListedThreads(mb, ['t1', 't2', 't3'], {}, { concurrency: 2, gone: 'fail' }).catch(
-      (x: unknown) => x,
-    );
+    const e = await readListedThreads(
+      mb,
+      ['t1', 't2', 't3'],
+      { format: 'metadata' },
+      { concurrency: 2, gone: 'fail' },
+    ).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(MailError);
     expect((e as MailError).code).toBe('not_found');
   });
 
   it('any other failed read fails the call with its own error, gone or not', async () => {
     const mb = mailbox(batches, 'none', 't3');
-    const e = await readListedThreads(mb, ['t1', 't2', 't3'], {}, { concurrency: 2 }).catch(
-      (x: unknown) => x,
-    );
+    const e = await readListedThreads(
+      mb,
+      ['t1', 't2', 't3'],
+      { format: 'metadata' },
+      { concurrency: 2 },
+    ).catch((x: unknown) => x);
     expect((e as MailError).code).toBe('upstream_unavailable');
   });
 
@@ -73,7 +79,7 @@ describe.each([
     const got = await readListedThreads(
       mb,
       ['t1', 't2', 't3'],
-      {},
+      { format: 'metadata' },
       {
         concurrency: 1,
         then: async (t) => {
