@@ -139,11 +139,10 @@ export class ActionLog {
         const marker = { time: at, account: '*', tool: 'action-log', op: TORN_LINE_MARK, outcome: 'ok' };
         text = `\n${JSON.stringify(marker)}\n${text}`;
       }
-      const bytes = Buffer.from(text);
       this.end = undefined;
-      const wrote = writeSync(fd, bytes);
+      const wrote = writeSync(fd, text);
       // A short write (a full disk) leaves a torn line: the next append checks for it.
-      if (wrote === bytes.length) this.end = st.size + wrote;
+      if (wrote === Buffer.byteLength(text)) this.end = st.size + wrote;
     } finally {
       closeSync(fd);
     }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { uniqueById } from '../mail/unique.js';
-import { invalidInput, isMailError } from '../mail/errors.js';
+import { invalidInput } from '../mail/errors.js';
 import type * as FollowUps from '../mail/follow-ups.js';
 import { parseQuery } from '../mail/query/index.js';
 import type * as Triage from '../mail/triage.js';
@@ -82,18 +82,6 @@ async function readThreads(
     },
   );
   return uniqueById(read.filter((t): t is MailThread => t !== undefined));
-}
-
-/** One thread read again whole (its parts); one gone meanwhile is undefined. */
-function readOne(
-  ctx: ToolContext,
-  id: string,
-  options: Omit<ThreadReadOptions, 'signal'>,
-): Promise<MailThread | undefined> {
-  return ctx.mailbox.getThread(id, { ...options, signal: ctx.signal }).catch((e: unknown) => {
-    if (isMailError(e) && e.code === 'not_found') return undefined;
-    throw e;
-  });
 }
 
 const scan = (query: string, list: { ids: string[]; more: boolean }, checked: { dropped: unknown[] }) => ({
@@ -181,7 +169,14 @@ export const triageDigest = defineTool({
     // Where the top-level type can hide attachments or an invite, read the parts right away.
     const openParts = async (t: MailThread): Promise<MailThread> =>
       args.readParts && triage.threadNeedsParts(t)
-        ? ((await readOne(ctx, t.id, { format: 'full' })) ?? t)
+        ? ((
+            await readListedThreads(
+              ctx.mailbox,
+              [t.id],
+              { format: 'full', signal: ctx.signal },
+              { concurrency: 1 },
+            )
+          )[0] ?? t)
         : t;
     const read = await readThreads(ctx, listing.ids, meta, 'reading threads', openParts);
     const outcome = verifyThreads(node, read);
