@@ -8,6 +8,7 @@ const benches = {
   foundation: 'run.mjs',
   bulk: 'bulk.mjs',
   'gmail-writes': 'gmail-writes.mjs',
+  'gmail-instructions': 'gmail-instructions.mjs',
   triage: 'triage.mjs',
   imap: 'imap.mjs',
   deadlines: 'deadlines.mjs',

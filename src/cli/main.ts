@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8's tiering for this process, before any command's code runs (tiering.ts says why).
+import './tiering.js';
 import { serveOverStdio } from '../mcp/stdio.js';
 import { tiersFromEnv } from '../policy/tiers.js';
 import { isMailError } from '../mail/errors.js';

@@ -28,6 +28,7 @@ describe('npm run bench, short form', () => {
       'foundation',
       'bulk',
       'gmail-writes',
+      'gmail-instructions',
       'triage',
       'imap',
       'deadlines',
@@ -41,6 +42,18 @@ describe('npm run bench, short form', () => {
     // The bulk move was allowed by the policy the benchmark sets, and moved what it matched.
     const bulk = out['bulk']?.['bulkModify'] as { submitted: number };
     expect(bulk.submitted).toBe(200);
+    // The server ran under callgrind and every block of calls was counted (CI installs valgrind).
+    const counted = out['gmail-instructions']?.['blocks'] as Array<{
+      kind: string;
+      millionInstructionsPerCall: number;
+    }>;
+    expect(counted.map((b) => b.kind)).toEqual([
+      'get_profile',
+      'modify_labels',
+      'get_profile',
+      'modify_labels',
+    ]);
+    for (const b of counted) expect(b.millionInstructionsPerCall).toBeGreaterThan(0);
     // The Bridge loop ran twice and counted its commands.
     const loop = out['imap-loop']?.['loop'] as { steady: { totalCommands: number } };
     expect(loop.steady.totalCommands).toBeGreaterThan(0);
