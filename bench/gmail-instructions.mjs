@@ -36,12 +36,13 @@ if (valgrind.status !== 0) {
 
 const dir = mkdtempSync(join(tmpdir(), 'mailwarden-callgrind-'));
 const sandbox = await Sandbox.start({ users: [demoCorpus()] });
+const configDir = configFor(sandbox, DEMO_ADDRESS);
 const transport = new StdioClientTransport({
   command: 'valgrind',
   args: ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`, process.execPath, ...FLAGS, MAIN],
   env: {
     PATH: process.env.PATH ?? '',
-    MAILWARDEN_CONFIG_DIR: configFor(sandbox, DEMO_ADDRESS),
+    MAILWARDEN_CONFIG_DIR: configDir,
     MAILWARDEN_SANDBOX_URL: sandbox.url,
     MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
   },
@@ -121,7 +122,9 @@ const blocks = files.map((f, i) => {
     onMainThread: M(c.mainThread),
   };
 });
+// The counts and the server's config dir (its token, its action log) are not kept.
 rmSync(dir, { recursive: true, force: true });
+rmSync(configDir, { recursive: true, force: true });
 const of = (kind, k) => blocks.filter((b) => b.kind === kind).map((b) => b[k]);
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ratio = (k) => round(mean(of('modify_labels', k)) / mean(of('get_profile', k)), 2);
