@@ -3,8 +3,9 @@
 // instructions instead of CPU time. The built server runs under callgrind, which counts every
 // instruction each of its threads executes (the main thread, V8's compiler and collector threads,
 // libuv's pool) whatever else the machine is doing; `callgrind_control --dump` closes a count
-// between phases. On this noisy machine the CPU-time ratio of the same build moves by ±0.3 from
-// run to run (docs/benchmarks.md); the instruction counts move far less, and say where the work is.
+// between phases. On this noisy machine the CPU-time ratio of the same build moves between 1.6 and
+// 2.6 from run to run (docs/benchmarks.md); the instruction counts move far less, and say where the
+// work is.
 //
 // Phases, in one server process: BENCH_WARM pairs (default 150) in turns, not recorded; then
 // BENCH_REPS times (default 2) BENCH_PAIRS get_profile calls (default 100), then BENCH_PAIRS
@@ -15,11 +16,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
-import { MAIN, configFor, machine, round } from './lib.mjs';
+import { configFor, connectServer, machine, round } from './lib.mjs';
 
 const WARM = Number(process.env.BENCH_WARM ?? 150);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 100);
@@ -37,21 +36,19 @@ if (valgrind.status !== 0) {
 const dir = mkdtempSync(join(tmpdir(), 'mailwarden-callgrind-'));
 const sandbox = await Sandbox.start({ users: [demoCorpus()] });
 const configDir = configFor(sandbox, DEMO_ADDRESS);
-const transport = new StdioClientTransport({
-  command: 'valgrind',
-  args: ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`, process.execPath, ...FLAGS, MAIN],
-  env: {
-    PATH: process.env.PATH ?? '',
+// Under callgrind everything runs some 50 times slower: generous timeouts throughout.
+const { client, pid } = await connectServer(
+  {
     MAILWARDEN_CONFIG_DIR: configDir,
     MAILWARDEN_SANDBOX_URL: sandbox.url,
     MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
   },
-  stderr: 'ignore',
-});
-const client = new Client({ name: 'mailwarden-bench', version: '0' });
-// Under callgrind everything runs some 50 times slower: generous timeouts throughout.
-await client.connect(transport, { timeout: 600_000 });
-const pid = transport.pid;
+  {
+    wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`],
+    nodeFlags: FLAGS,
+    timeout: 600_000,
+  },
+);
 
 async function call(name, args) {
   sandbox.clock.advance(1_000);
@@ -128,6 +125,7 @@ rmSync(configDir, { recursive: true, force: true });
 const of = (kind, k) => blocks.filter((b) => b.kind === kind).map((b) => b[k]);
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ratio = (k) => round(mean(of('modify_labels', k)) / mean(of('get_profile', k)), 2);
+const outside = (kind) => mean(of(kind, 'millionInstructionsPerCall')) - mean(of(kind, 'inTurbofanCompiles'));
 console.log(
   JSON.stringify(
     {
@@ -142,13 +140,7 @@ console.log(
       ratio: {
         allInstructions: ratio('millionInstructionsPerCall'),
         mainThread: ratio('onMainThread'),
-        outsideTurbofanCompiles: round(
-          (mean(of('modify_labels', 'millionInstructionsPerCall')) -
-            mean(of('modify_labels', 'inTurbofanCompiles'))) /
-            (mean(of('get_profile', 'millionInstructionsPerCall')) -
-              mean(of('get_profile', 'inTurbofanCompiles'))),
-          2,
-        ),
+        outsideTurbofanCompiles: round(outside('modify_labels') / outside('get_profile'), 2),
       },
     },
     null,

@@ -12,11 +12,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_NOW, DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
-import { MAIN, configFor, connect, machine, median, round } from './lib.mjs';
+import { configFor, connect, connectServer, machine, median, round } from './lib.mjs';
 
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 
@@ -62,20 +60,11 @@ function seed() {
 
 const sandbox = await Sandbox.start({ users: [seed()] });
 const configDir = configFor(sandbox, DEMO_ADDRESS);
-const transport = new StdioClientTransport({
-  command: process.execPath,
-  args: [MAIN],
-  env: {
-    PATH: process.env.PATH ?? '',
-    MAILWARDEN_CONFIG_DIR: configDir,
-    MAILWARDEN_SANDBOX_URL: sandbox.url,
-    MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
-  },
-  stderr: 'ignore',
+const { client, pid } = await connectServer({
+  MAILWARDEN_CONFIG_DIR: configDir,
+  MAILWARDEN_SANDBOX_URL: sandbox.url,
+  MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(),
 });
-const client = new Client({ name: 'mailwarden-bench', version: '0' });
-await client.connect(transport);
-const pid = transport.pid;
 const tools = new Set((await client.listTools()).tools.map((t) => t.name));
 
 async function call(name, args) {

@@ -27,15 +27,26 @@ export function configFor(sandbox, address) {
 }
 
 export async function connect(env) {
+  return (await connectServer(env)).client;
+}
+
+/**
+ * The built server over stdio with `env`, and its process id (for its CPU or its instruction
+ * counts). `wrapper`: a program and its arguments that run node (e.g. valgrind); `nodeFlags`:
+ * node's own; `timeout`: for the connection's first exchange.
+ */
+export async function connectServer(env, { wrapper = [], nodeFlags = [], timeout } = {}) {
+  const node = [process.execPath, ...nodeFlags, MAIN];
+  const [command, ...args] = [...wrapper, ...node];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN],
+    command,
+    args,
     env: { PATH: process.env.PATH ?? '', ...env },
     stderr: 'ignore',
   });
   const client = new Client({ name: 'mailwarden-bench', version: '0' });
-  await client.connect(transport);
-  return client;
+  await client.connect(transport, timeout === undefined ? undefined : { timeout });
+  return { client, pid: transport.pid };
 }
 
 /** SDK v1 (`@modelcontextprotocol/sdk` 1.32, what most clients embed) over stdio. */

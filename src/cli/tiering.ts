@@ -24,7 +24,7 @@ import { setFlagsFromString } from 'node:v8';
  * between the baseline and TurboFan). A budget given on node's command line
  * (`node --interrupt-budget=N main.js`) is left alone.
  */
-export const INTERRUPT_BUDGET = 4 * 67_584;
+const INTERRUPT_BUDGET = 4 * 67_584;
 
 /**
  * Sets the budget on V8 11 unless node's own flags (`execArgv`) already name one; says whether it
