@@ -72,6 +72,12 @@ export interface ThreadWriteOptions {
    * the inbox to anywhere but Spam and Trash; removed when the write brings mail back to the inbox.
    */
   agentLabel?: string;
+  /**
+   * How many thread writes the caller has started at once. A provider that gathers concurrent
+   * writes of one change into one request sends the gathering as soon as it holds this many,
+   * instead of waiting for a quiet spell in which no more came.
+   */
+  together?: number;
 }
 
 /** Label ids to add and remove (Gmail label ids; IMAP maps them to flags/folders). */

@@ -311,7 +311,7 @@ export class GmailMailbox implements Mailbox {
       return (res?.messages ?? []).map((m) => toMessageLabels(m, threadId));
     }
     if (ids.length === 0) return [];
-    await this.gatherer.add(ids, labelled, signal);
+    await this.gatherer.add(ids, labelled, signal, options?.together);
     return ids.map((id) => ({ id, threadId, labelIds: [...labelled.add] }));
   }
 

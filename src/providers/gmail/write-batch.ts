@@ -87,7 +87,10 @@ export function withAgentLabel(change: LabelChange, id: string, role: 'add' | 'r
   };
 }
 
-/** A quiet spell this long closes a gathering; a gathering never stays open longer than the max. */
+/**
+ * A quiet spell this long closes a gathering, and so does the arrival of as many writes as their
+ * callers said they started together; a gathering never stays open longer than the max.
+ */
 export const GATHER_MS = 15;
 export const GATHER_MAX_MS = 150;
 
@@ -102,7 +105,9 @@ interface Gathering {
   signal: AbortSignal | undefined;
   items: Waiting[];
   first: number;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The most writes any of its callers said it started at once (ThreadWriteOptions.together). */
+  together: number;
 }
 
 /**
@@ -121,7 +126,7 @@ export class WriteGatherer {
     private readonly max: number,
   ) {}
 
-  add(ids: readonly string[], change: LabelChange, signal?: AbortSignal): Promise<void> {
+  add(ids: readonly string[], change: LabelChange, signal?: AbortSignal, together = 0): Promise<void> {
     const key = `${JSON.stringify([change.add, change.remove])}#${this.signalKey(signal)}`;
     return new Promise<void>((resolve, reject) => {
       const now = Date.now();
@@ -130,20 +135,16 @@ export class WriteGatherer {
         this.open.delete(key);
         if (g !== undefined) void this.flush(g);
       };
-      const g = this.open.get(key);
+      let g = this.open.get(key);
       if (g === undefined) {
-        this.open.set(key, {
-          change,
-          signal,
-          items: [{ ids, resolve, reject }],
-          first: now,
-          timer: setTimeout(flush, GATHER_MS),
-        });
-        return;
+        g = { change, signal, items: [], first: now, timer: undefined, together: 0 };
+        this.open.set(key, g);
       }
       g.items.push({ ids, resolve, reject });
+      g.together = Math.max(g.together, together);
       clearTimeout(g.timer);
-      g.timer = setTimeout(flush, Math.max(0, Math.min(GATHER_MS, g.first + GATHER_MAX_MS - now)));
+      if (g.together > 0 && g.items.length >= g.together) flush();
+      else g.timer = setTimeout(flush, Math.max(0, Math.min(GATHER_MS, g.first + GATHER_MAX_MS - now)));
     });
   }
 

@@ -75,13 +75,15 @@ export class WriteBatches {
   // one MOVE per source folder, one STORE per flag, then one verifying SEARCH.
   // The tool's calls arrive one log append apart (the action log writes each intent first), so a
   // batch gathers until no call came for GATHER_MS, and at most GATHER_MAX_MS after its first:
-  // a few milliseconds against a second per command on Bridge.
+  // a few milliseconds against a second per command on Bridge. It goes at once when it holds as
+  // many writes as its callers said they started together (ThreadWriteOptions.together).
   private pendingWrites = new Map<
     string,
     {
       items: PendingWrite[];
       first: number;
-      timer: NodeJS.Timeout;
+      timer: NodeJS.Timeout | undefined;
+      together: number;
     }
   >();
 
@@ -109,18 +111,20 @@ export class WriteBatches {
         if (batch !== undefined) void this.flushWrites(batch.items, change, signal, options.agentLabel);
       };
       const now = Date.now();
-      const gathering = this.pendingWrites.get(key);
+      let gathering = this.pendingWrites.get(key);
       if (gathering === undefined) {
-        const timer = setTimeout(flush, GATHER_MS);
-        this.pendingWrites.set(key, { items: [item], first: now, timer });
-        return;
+        gathering = { items: [], first: now, timer: undefined, together: 0 };
+        this.pendingWrites.set(key, gathering);
       }
       gathering.items.push(item);
+      gathering.together = Math.max(gathering.together, options.together ?? 0);
       clearTimeout(gathering.timer);
-      gathering.timer = setTimeout(
-        flush,
-        Math.max(0, Math.min(GATHER_MS, gathering.first + GATHER_MAX_MS - now)),
-      );
+      if (gathering.together > 0 && gathering.items.length >= gathering.together) flush();
+      else
+        gathering.timer = setTimeout(
+          flush,
+          Math.max(0, Math.min(GATHER_MS, gathering.first + GATHER_MAX_MS - now)),
+        );
     });
   }
 

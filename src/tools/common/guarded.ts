@@ -157,7 +157,8 @@ export async function guardedPerThread(
   const writeAll = async (allowed: readonly GateItem[]): Promise<PerItemOutcome[]> => {
     const unready = await prepared(prepare, allowed, errors);
     if (unready !== undefined) return unready;
-    return mapBounded(allowed, writeConcurrency(ctx.mailbox, allowed.length), async (item) => {
+    const together = Math.min(allowed.length, writeConcurrency(ctx.mailbox, allowed.length));
+    return mapBounded(allowed, together, async (item) => {
       if (ctx.signal.aborted) return { id: item.id, outcome: 'failed', error: 'not attempted: cancelled' };
       if (stopped) return { id: item.id, outcome: 'failed', error: 'not attempted: rate limited' };
       try {
@@ -168,6 +169,7 @@ export async function guardedPerThread(
           {
             ...(messageIds === undefined ? {} : { messageIds }),
             ...(agentLabel === undefined ? {} : { agentLabel }),
+            together,
           },
           item.labelIds,
         );
