@@ -1,6 +1,6 @@
 // Shared pieces for the benchmarks: a sandbox + spawned server + real MCP client, and stats.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -21,9 +21,24 @@ export function round(x, d = 1) {
   return Math.round(x * f) / f;
 }
 
+// The dirs a bench made (config dirs with a token and an action log): removed when it exits.
+const made = [];
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temp dir of this bench's, removed when the bench exits. */
+export function benchDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 /** A config dir holding the sandbox's OAuth client and a refresh token for `address`. */
 export function configFor(sandbox, address) {
-  return sandboxConfigDir(sandbox, address, 'mailwarden-bench-');
+  const dir = sandboxConfigDir(sandbox, address, 'mailwarden-bench-');
+  made.push(dir);
+  return dir;
 }
 
 export async function connect(env) {

@@ -4,8 +4,7 @@
 // (its usage.requests: Gmail API requests, IMAP commands), and the characters of list_new_mail's
 // text copy at its default of 75 lines (clients cut results at about 20,000).
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -13,7 +12,7 @@ import { DEFAULT_NOW } from '../dist/sandbox/corpus/index.js';
 import { startImapDemo } from '../dist/sandbox/imap-account.js';
 import { appendMessage } from '../dist/sandbox/imap/index.js';
 import { DEMO_ACCOUNT_ADDRESS, startDemoSandbox } from '../dist/cli/runtime.js';
-import { MAIN, machine, round } from './lib.mjs';
+import { MAIN, benchDir, machine, round } from './lib.mjs';
 
 const DELAY_MS = Number(process.env.BENCH_IMAP_DELAY_MS ?? 200);
 const CLOCK_ENV = { MAILWARDEN_NOW: new Date(DEFAULT_NOW).toISOString(), TZ: 'UTC' };
@@ -72,7 +71,7 @@ const results = [];
 // Gmail: the demo server's own sandbox, in the server process: nothing outside it can deliver
 // new mail to it, so the 10-new case is measured on IMAP only (the gate with 10 new: the tests).
 {
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-nm-'));
+  const dir = benchDir('mailwarden-bench-nm-');
   const env = { PATH: process.env.PATH ?? '', HOME: dir, MAILWARDEN_CONFIG_DIR: dir, ...CLOCK_ENV };
   const s = await connect(env, ['--demo']);
   try {
@@ -104,7 +103,7 @@ const results = [];
 // account set up the way a reference-server user would (`import-reference` of plaintext files).
 {
   const sb = await startDemoSandbox();
-  const dir = mkdtempSync(join(tmpdir(), 'mailwarden-bench-gate-'));
+  const dir = benchDir('mailwarden-bench-gate-');
   const ref = join(dir, 'reference');
   mkdirSync(ref);
   writeFileSync(

@@ -28,8 +28,16 @@ interface Run {
   err: string;
 }
 
-/** Async (the sandbox answering it lives in this process); killed after `killAfterMs`. */
-function cli(args: string[], env: Record<string, string>, killAfterMs = 60_000): Promise<Run> {
+/**
+ * Async (the sandbox answering it lives in this process); sent `stop` after `killAfterMs` (SIGTERM
+ * for a server that is meant to be still running then: it removes its demo state on the way out).
+ */
+function cli(
+  args: string[],
+  env: Record<string, string>,
+  killAfterMs = 60_000,
+  stop: NodeJS.Signals = 'SIGKILL',
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, ...args], {
       env: { PATH: process.env['PATH'] ?? '', MAILWARDEN_KEYSTORE: 'off', ...env },
@@ -37,7 +45,7 @@ function cli(args: string[], env: Record<string, string>, killAfterMs = 60_000):
     });
     let out = '';
     let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    const timer = setTimeout(() => child.kill(stop), killAfterMs);
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
@@ -100,6 +108,7 @@ describe("the reference server's spellings are aliases", () => {
       ['--http', '--demo', '--port', '0'],
       envFor(emptyDir(), { MAILWARDEN_ALLOW_NO_TOKEN: '1' }),
       8_000,
+      'SIGTERM',
     );
     expect(r.err).toMatch(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
   });
