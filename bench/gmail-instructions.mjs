@@ -13,12 +13,11 @@
 // TurboFan's compile jobs (V8 optimising code that became hot), and how many on the main thread.
 // BENCH_NODE_FLAGS: node flags for the server (e.g. "--single-threaded"). Linux, x86-64.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_NOW, DEMO_ADDRESS, demoCorpus } from '../dist/sandbox/corpus/index.js';
 import { Sandbox } from '../dist/sandbox/index.js';
-import { configFor, connectServer, machine, round } from './lib.mjs';
+import { benchDir, configFor, connectServer, machine, round } from './lib.mjs';
 
 const WARM = Number(process.env.BENCH_WARM ?? 150);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 100);
@@ -33,7 +32,8 @@ if (valgrind.status !== 0) {
   process.exit(0);
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mailwarden-callgrind-'));
+// The counts and the server's config dir are removed when the bench exits (bench/lib.mjs).
+const dir = benchDir('mailwarden-callgrind-');
 const sandbox = await Sandbox.start({ users: [demoCorpus()] });
 const configDir = configFor(sandbox, DEMO_ADDRESS);
 // Under callgrind everything runs some 50 times slower: generous timeouts throughout.
@@ -119,8 +119,6 @@ const blocks = files.map((f, i) => {
     onMainThread: M(c.mainThread),
   };
 });
-// The counts are not kept (nor is the server's config dir: bench/lib.mjs removes it at exit).
-rmSync(dir, { recursive: true, force: true });
 const of = (kind, k) => blocks.filter((b) => b.kind === kind).map((b) => b[k]);
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ratio = (k) => round(mean(of('modify_labels', k)) / mean(of('get_profile', k)), 2);

@@ -73,15 +73,19 @@ async function call(name, args) {
   return r.structuredContent;
 }
 
-/** One measured call: the sandbox's request counters and the server's CPU around it. */
+/** One call with the server's CPU and the wall time around it. */
+async function timed(name, args) {
+  const [cpu0, t0] = [cpuNs(pid), performance.now()];
+  const out = await call(name, args);
+  return { out, cpuMs: (cpuNs(pid) - cpu0) / 1e6, wallMs: performance.now() - t0 };
+}
+
+/** One measured call: the sandbox's request counters, and the server's CPU and wall time around it. */
 async function once(name, args) {
   sandbox.clock.advance(61_000); // a fresh minute of Gmail's per-user quota for every call
   sandbox.resetStats();
-  const [cpu0, t0] = [cpuNs(pid), performance.now()];
-  const out = await call(name, args);
-  const [cpu, wall] = [(cpuNs(pid) - cpu0) / 1e6, performance.now() - t0];
-  const s = sandbox.stats();
-  return { out, cpuMs: cpu, wallMs: wall, ...counts(s) };
+  const r = await timed(name, args);
+  return { ...r, ...counts(sandbox.stats()) };
 }
 
 /** HTTP requests and API calls, in total and by method (a method with none of either left out). */
@@ -196,9 +200,7 @@ const BLOCK = Number(process.env.BENCH_BLOCK ?? 10);
 const pairThreads = take(2);
 async function cpuOf(name, args) {
   sandbox.clock.advance(1_000);
-  const [cpu0, t0] = [cpuNs(pid), performance.now()];
-  await call(name, args);
-  return { cpu: (cpuNs(pid) - cpu0) / 1e6, wall: performance.now() - t0 };
+  return timed(name, args);
 }
 async function inTurns(n, from) {
   const got = { get_profile: [], modify_labels: [] };
@@ -227,9 +229,9 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 // Wall time too: a call's CPU window is its wall time, and a write that waits (as the write
 // gathering once did, 15 ms a call) is charged whatever the server's other threads do meanwhile.
 function summary(got) {
-  const cpu = (xs) => xs.map((x) => x.cpu);
+  const cpu = (xs) => xs.map((x) => x.cpuMs);
   const [p, w] = [cpu(got.get_profile), cpu(got.modify_labels)];
-  const wall = (xs) => round(median(xs.map((x) => x.wall)), 2);
+  const wall = (xs) => round(median(xs.map((x) => x.wallMs)), 2);
   return {
     pairs: p.length,
     getProfileCpuMs: { mean: round(mean(p), 2), median: round(median(p), 2) },

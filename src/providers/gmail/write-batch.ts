@@ -1,4 +1,5 @@
 import type { Label } from '../../mail/types.js';
+import { Gatherer } from '../gather.js';
 import type { LabelChange } from '../mailbox.js';
 
 /**
@@ -87,37 +88,24 @@ export function withAgentLabel(change: LabelChange, id: string, role: 'add' | 'r
   };
 }
 
-/**
- * A quiet spell this long closes a gathering, and so does the arrival of as many writes as their
- * callers said they started together; a gathering never stays open longer than the max.
- */
-export const GATHER_MS = 15;
-export const GATHER_MAX_MS = 150;
-
 interface Waiting {
   ids: readonly string[];
-  resolve: () => void;
-  reject: (e: unknown) => void;
-}
-
-interface Gathering {
+  /** The same for every write of a gathering: both are in its key. */
   change: LabelChange;
   signal: AbortSignal | undefined;
-  items: Waiting[];
-  first: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  /** The most writes any of its callers said it started at once (ThreadWriteOptions.together). */
-  together: number;
+  resolve: () => void;
+  reject: (e: unknown) => void;
 }
 
 /**
  * Concurrent thread writes with the same change (and the same call's signal) become one
  * messages.batchModify per `max` ids: a call that archives ten threads writes them in one
- * request. Each thread's promise settles with the request that carried its ids; a thread is
- * never split across requests unless it alone holds more than `max` messages.
+ * request (gathered as ../gather.ts says). Each thread's promise settles with the request that
+ * carried its ids; a thread is never split across requests unless it alone holds more than `max`
+ * messages.
  */
 export class WriteGatherer {
-  private readonly open = new Map<string, Gathering>();
+  private readonly gathering = new Gatherer<Waiting>((items) => void this.flush(items));
   private readonly signalIds = new WeakMap<AbortSignal, number>();
   private nextSignalId = 1;
 
@@ -129,22 +117,7 @@ export class WriteGatherer {
   add(ids: readonly string[], change: LabelChange, signal?: AbortSignal, together = 0): Promise<void> {
     const key = `${JSON.stringify([change.add, change.remove])}#${this.signalKey(signal)}`;
     return new Promise<void>((resolve, reject) => {
-      const now = Date.now();
-      const flush = (): void => {
-        const g = this.open.get(key);
-        this.open.delete(key);
-        if (g !== undefined) void this.flush(g);
-      };
-      let g = this.open.get(key);
-      if (g === undefined) {
-        g = { change, signal, items: [], first: now, timer: undefined, together: 0 };
-        this.open.set(key, g);
-      }
-      g.items.push({ ids, resolve, reject });
-      g.together = Math.max(g.together, together);
-      clearTimeout(g.timer);
-      if (g.together > 0 && g.items.length >= g.together) flush();
-      else g.timer = setTimeout(flush, Math.max(0, Math.min(GATHER_MS, g.first + GATHER_MAX_MS - now)));
+      this.gathering.add(key, { ids, change, signal, resolve, reject }, together);
     });
   }
 
@@ -158,13 +131,14 @@ export class WriteGatherer {
     return id;
   }
 
-  private async flush(g: Gathering): Promise<void> {
+  private async flush(items: readonly Waiting[]): Promise<void> {
+    const { change, signal } = items[0] as Waiting;
     // Whole threads per request, in the order they came; a thread larger than a request alone
     // takes as many as it needs and settles with the last of them.
     const requests: Array<{ ids: string[]; items: Waiting[] }> = [];
     const parts = new Map<Waiting, number>();
     let current: { ids: string[]; items: Waiting[] } | undefined;
-    for (const item of g.items) {
+    for (const item of items) {
       if (item.ids.length > this.max) {
         for (let i = 0; i < item.ids.length; i += this.max) {
           requests.push({ ids: item.ids.slice(i, i + this.max), items: [item] });
@@ -184,7 +158,7 @@ export class WriteGatherer {
     for (const r of requests) {
       let error: { e: unknown } | undefined;
       try {
-        if (r.ids.length > 0) await this.write(r.ids, g.change, g.signal);
+        if (r.ids.length > 0) await this.write(r.ids, change, signal);
       } catch (e) {
         error = { e };
       }

@@ -3,6 +3,7 @@ import { MailError, invalidInput, isMailError } from '../../mail/errors.js';
 import type { MailThread } from '../../mail/types.js';
 import { uniqueById } from '../../mail/unique.js';
 import type { LabelChange, MessageLabels, ThreadWriteOptions } from '../mailbox.js';
+import { Gatherer } from '../gather.js';
 import type { FolderIndex } from './folder-index.js';
 import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
@@ -41,9 +42,6 @@ interface PendingWrite {
   reject: (e: unknown) => void;
 }
 
-/** How long a write batch waits for the next call of the same change, and at most in all. */
-const GATHER_MS = 15;
-const GATHER_MAX_MS = 150;
 /** What the write paths need of the mailbox they write for. */
 export interface WriteHost {
   readonly index: FolderIndex;
@@ -72,20 +70,26 @@ export class WriteBatches {
   constructor(private readonly host: WriteHost) {}
 
   // Concurrent modifyThread calls with the same change (archive of 50 threads) are one batch:
-  // one MOVE per source folder, one STORE per flag, then one verifying SEARCH.
-  // The tool's calls arrive one log append apart (the action log writes each intent first), so a
-  // batch gathers until no call came for GATHER_MS, and at most GATHER_MAX_MS after its first:
-  // a few milliseconds against a second per command on Bridge. It goes at once when it holds as
-  // many writes as its callers said they started together (ThreadWriteOptions.together).
-  private pendingWrites = new Map<
-    string,
-    {
-      items: PendingWrite[];
-      first: number;
-      timer: NodeJS.Timeout | undefined;
-      together: number;
-    }
-  >();
+  // one MOVE per source folder, one STORE per flag, then one verifying SEARCH. The tool's calls
+  // arrive one log append apart (the action log writes each intent first); a batch goes once all
+  // of them are in, or after a quiet spell of a few milliseconds (../gather.ts), against a second
+  // per command on Bridge.
+  private readonly gathering = new Gatherer<{
+    write: PendingWrite;
+    change: LabelChange;
+    signal: AbortSignal | undefined;
+    agentLabel: string | undefined;
+  }>((items) => {
+    // The change and the agent label are in the key; the signal is the latest caller's.
+    const last = items[items.length - 1];
+    if (last !== undefined)
+      void this.flushWrites(
+        items.map((i) => i.write),
+        last.change,
+        last.signal,
+        last.agentLabel,
+      );
+  });
 
   enqueue(
     threadId: string,
@@ -99,32 +103,13 @@ export class WriteBatches {
       throw invalidInput('change', 'add or remove at least one label');
     const key = JSON.stringify([change.add, change.remove, options.agentLabel ?? null]);
     return new Promise((resolve, reject) => {
-      const item: PendingWrite = {
+      const write: PendingWrite = {
         threadId,
         resolve,
         reject,
         ...(options.messageIds === undefined ? {} : { judged: options.messageIds }),
       };
-      const flush = () => {
-        const batch = this.pendingWrites.get(key);
-        this.pendingWrites.delete(key);
-        if (batch !== undefined) void this.flushWrites(batch.items, change, signal, options.agentLabel);
-      };
-      const now = Date.now();
-      let gathering = this.pendingWrites.get(key);
-      if (gathering === undefined) {
-        gathering = { items: [], first: now, timer: undefined, together: 0 };
-        this.pendingWrites.set(key, gathering);
-      }
-      gathering.items.push(item);
-      gathering.together = Math.max(gathering.together, options.together ?? 0);
-      clearTimeout(gathering.timer);
-      if (gathering.together > 0 && gathering.items.length >= gathering.together) flush();
-      else
-        gathering.timer = setTimeout(
-          flush,
-          Math.max(0, Math.min(GATHER_MS, gathering.first + GATHER_MAX_MS - now)),
-        );
+      this.gathering.add(key, { write, change, signal, agentLabel: options.agentLabel }, options.together);
     });
   }
 

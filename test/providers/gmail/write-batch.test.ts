@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GATHER_MS, WriteGatherer } from '../../../src/providers/gmail/write-batch.js';
+import { GATHER_MS } from '../../../src/providers/gather.js';
+import { WriteGatherer } from '../../../src/providers/gmail/write-batch.js';
 import type { LabelChange } from '../../../src/providers/mailbox.js';
 
 /*
