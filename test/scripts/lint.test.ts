@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 /*
  * scripts/lint.mjs builds one TypeScript program for both eslint's type-aware rule and the type
  * check, and runs prettier beside them. Run on a small project of its own: each check still
- * catches what it caught as a separate command, and the exit code says so.
+ * catches what it caught as a separate command, and the exit code says so. A second run re-checks
+ * only what a change can reach (.tmp/lint-cache.json): what it keeps must never hide a problem.
  */
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -95,4 +96,69 @@ describe('npm run lint (scripts/lint.mjs)', () => {
     expect(r.status).toBe(1);
     expect(r.out).toMatch(/\[warn\] code\/a\.ts/);
   }, 60_000);
+
+  it('a second run re-lints only the changed file, and still reports the problems it kept', () => {
+    const dir = project({
+      'code/a.ts': CLEAN,
+      'code/b.ts': "export const n: number = 'not a number';\n",
+      'code/c.ts':
+        'export async function go(): Promise<void> {}\n\nexport function start(): void {\n  go();\n}\n',
+    });
+    const first = lint(dir);
+    expect(first.status).toBe(1);
+    expect(first.out).toContain('(3 of 3 files linted');
+    expect(first.out).toContain('(3 of 3 files checked');
+    writeFileSync(join(dir, 'code/a.ts'), `${CLEAN}// a comment\n`);
+    const second = lint(dir);
+    expect(second.status).toBe(1);
+    expect(second.out).toContain('(1 of 3 files linted');
+    expect(second.out).toContain('(1 of 3 files checked');
+    expect(second.out).toMatch(/code\/b\.ts\(1,14\): error TS2322/);
+    expect(second.out).toMatch(/code\/c\.ts\n\s+4:3\s+error .*@typescript-eslint\/no-floating-promises/);
+  }, 90_000);
+
+  it('a callee made async in one file flags the unchanged file that calls it without await', () => {
+    const callee = (body: string) => `export ${body}\n`;
+    const dir = project({
+      'code/work.ts': callee('function work(): number {\n  return 1;\n}'),
+      'code/caller.ts': 'import { work } from "./work.js";\n\nexport function run(): void {\n  work();\n}\n',
+    });
+    expect(lint(dir).status).toBe(0);
+    writeFileSync(
+      join(dir, 'code/work.ts'),
+      callee('async function work(): Promise<number> {\n  return 1;\n}'),
+    );
+    const r = lint(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/code\/caller\.ts\n\s+4:3\s+error .*@typescript-eslint\/no-floating-promises/);
+    expect(r.out).toContain('(2 of 2 files linted');
+  }, 90_000);
+
+  it('a damaged cache is a full run, not a pass', () => {
+    const dir = project({ 'code/a.ts': CLEAN.replace('  await work();', '  work();') });
+    expect(lint(dir).status).toBe(1);
+    writeFileSync(join(dir, '.tmp/lint-cache.json'), '{"key": 1, "eslint": {');
+    const r = lint(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toContain('(1 of 1 files linted');
+    expect(r.out).toContain('@typescript-eslint/no-floating-promises');
+  }, 90_000);
+
+  it('lints exactly the files `eslint .` lints', async () => {
+    const dir = project({
+      'code/a.ts': CLEAN,
+      'code/deep/b.ts': CLEAN,
+      'tools/run.mjs': 'export const x = 1;\n',
+      'notes.md': '# notes\n',
+    });
+    const r = lint(dir);
+    expect(r.out).toContain('(3 of 3 files linted');
+    const { ESLint } = await import('eslint');
+    const all = await new ESLint({ cwd: dir, ruleFilter: () => false }).lintFiles(['.']);
+    expect(all.map((x) => x.filePath.slice(dir.length + 1)).sort()).toEqual([
+      'code/a.ts',
+      'code/deep/b.ts',
+      'tools/run.mjs',
+    ]);
+  }, 90_000);
 });
