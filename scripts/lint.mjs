@@ -94,7 +94,7 @@ function cacheKey(eslintConfig, tsconfig) {
   );
 }
 
-// { key, tsBuildInfo: text of TypeScript's incremental state, eslint: { [path]: { sha, result } } }.
+// { key, tsBuildInfo: TypeScript's incremental state (text), eslint: { [path]: { sha, result } } }.
 // One file written whole (temp file, then rename): the TypeScript state and eslint's results in it
 // always come from the same run, so neither can claim a check the other did not see.
 function readCache(key) {
@@ -124,7 +124,8 @@ function typeProgram(tsBuildInfo) {
     },
   };
   const cfg = ts.getParsedCommandLineOfConfigFile(tsconfigPath, {}, host);
-  const buildInfoPath = resolve(root, '.tmp/lint.tsbuildinfo'); // a name only: the text lives in CACHE
+  // A name only: TypeScript reads and writes its state through the host below, kept in CACHE.
+  const buildInfoPath = resolve(root, '.tmp/lint.tsbuildinfo');
   const options = { ...cfg.options, noEmit: true, incremental: true, tsBuildInfoFile: buildInfoPath };
   const compilerHost = ts.createIncrementalCompilerHost(options, ts.sys);
   const readFile = compilerHost.readFile.bind(compilerHost);
