@@ -171,6 +171,12 @@ async function eslintFiles(eslint) {
   return files.sort();
 }
 
+// "12 of 538 files linted, the others unchanged since the last run", or "538 files linted".
+function share(done, all, verb) {
+  if (done === all) return `${all} file${all === 1 ? '' : 's'} ${verb}`;
+  return `${done} of ${all} files ${verb}, the others unchanged since the last run`;
+}
+
 const prettier = prettierCheck();
 let failed = false;
 
@@ -206,7 +212,8 @@ const results = [];
 const kept = {};
 for (const f of files) {
   const rel = relative(root, f);
-  const result = fresh.get(f) ?? cache.eslint[rel]?.result;
+  const cached = cache.eslint[rel]?.result;
+  const result = fresh.get(f) ?? (cached === undefined ? undefined : { ...cached, filePath: f });
   if (result === undefined) continue; // not linted: eslint said nothing of it
   const { source: _source, ...stored } = result;
   kept[rel] = { sha: texts.get(f), result: stored };
@@ -219,7 +226,7 @@ const eslintText = await formatter.format(results);
 const eslintProblems = results.reduce((n, r) => n + r.errorCount + r.warningCount, 0);
 const eslintSummary = eslintProblems === 0 ? 'clean' : `${eslintProblems} problem(s)`;
 process.stdout.write(
-  `== eslint: ${eslintSummary} (${stale.length} of ${files.length} files linted, the rest unchanged)\n${eslintText}`,
+  `== eslint: ${eslintSummary} (${share(stale.length, files.length, 'linted')})\n${eslintText}`,
 );
 // As `eslint .`: warnings are shown, errors fail.
 if (results.some((r) => r.errorCount > 0)) failed = true;
@@ -231,7 +238,7 @@ const tsText = ts.formatDiagnostics(diagnostics, {
 });
 const tsSummary = diagnostics.length === 0 ? 'clean' : `${diagnostics.length} error(s)`;
 process.stdout.write(
-  `== tsc --noEmit: ${tsSummary} (${tsChecked} of ${tsFiles.length} files checked, the rest unchanged)\n${tsText}`,
+  `== tsc --noEmit: ${tsSummary} (${share(tsChecked, tsFiles.length, 'checked')})\n${tsText}`,
 );
 if (diagnostics.length > 0) failed = true;
 
