@@ -19,6 +19,7 @@ const benches = {
   'imap-loop': 'imap-loop.mjs',
   replicas: 'replicas.mjs',
   'pg-writes': 'pg-writes.mjs',
+  lint: 'lint.mjs',
 };
 // --quick: every benchmark once, small and without injected delays, to prove they all still run
 // (test/bench/quick.test.ts runs it in CI). Its numbers are not the recorded ones. The install-size
@@ -41,6 +42,7 @@ const QUICK_ENV = {
   BENCH_WARM: '4',
   BENCH_PAIRS: '4',
   BENCH_BLOCK: '2',
+  BENCH_LINT_SMALL: '1',
 };
 // pg-writes (a PostgreSQL cluster with fsync on, seven reps) takes about a minute: left out too.
 if (quick) {

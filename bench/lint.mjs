@@ -9,7 +9,8 @@
 // most of the code imports, and after a second comment there (the first change to a file after a
 // run from scratch counts, for TypeScript, as a change to its exported types). This machine is
 // noisy: ratios are taken within a round, and rounds alternate (BENCH_RUNS, default 3).
-// BENCH_LINT_SMALL=1 (the short form of `npm run bench`) keeps only src/mail in the clone.
+// BENCH_LINT_SMALL=1 (the short form of `npm run bench`) keeps only src/mail (and the declarations
+// in src/types it needs) in the clone.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,7 +32,7 @@ if (small) {
     if (!keep) rmSync(join(dir, e.name), { recursive: true, force: true });
   }
   for (const e of readdirSync(join(dir, 'src'))) {
-    if (e !== 'mail') rmSync(join(dir, 'src', e), { recursive: true, force: true });
+    if (e !== 'mail' && e !== 'types') rmSync(join(dir, 'src', e), { recursive: true, force: true });
   }
   for (const e of readdirSync(join(dir, 'scripts'))) {
     if (e !== 'lint.mjs') rmSync(join(dir, 'scripts', e), { recursive: true, force: true });
@@ -142,7 +143,7 @@ console.log(
   JSON.stringify(
     {
       machine: machine(),
-      tree: small ? 'src/mail only' : 'whole repository',
+      tree: small ? 'src/mail and src/types only' : 'whole repository',
       chainEslintConfig:
         chainConfig === 'eslint.config.js' ? "today's" : `eslint.config.js at ${CHAIN_CONFIG}`,
       leaf,

@@ -37,6 +37,7 @@ describe('npm run bench, short form', () => {
       'formats',
       'imap-loop',
       'replicas',
+      'lint',
     ])
       expect(out[name], name).toBeTypeOf('object');
     // The bulk move was allowed by the policy the benchmark sets, and moved what it matched.
@@ -61,5 +62,11 @@ describe('npm run bench, short form', () => {
     const replicas = out['replicas']?.['threeReplicasBehindHaproxy'] as { calls: number; failed: number };
     expect(replicas.calls).toBeGreaterThan(0);
     expect(replicas.failed).toBe(0);
+    // Lint ran from scratch, then again with nothing to do, then on an edited file alone.
+    type LintRun = { seconds: number; linted: number; checked: number };
+    const lint = (out['lint']?.['rounds'] as Array<Record<string, LintRun>>)[0]!;
+    expect(lint['fromScratch']!.linted).toBeGreaterThan(0);
+    expect(lint['unchanged']).toMatchObject({ linted: 0, checked: 0 });
+    expect(lint['coreSecondEdit']).toMatchObject({ linted: 1, checked: 1 });
   }, 900_000);
 });
