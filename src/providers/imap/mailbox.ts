@@ -1,7 +1,5 @@
 import type { ImapFlow, ListResponse } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
-import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
-import { parseRawMessage } from '../../mail/mime.js';
 import { parseQuery, substituteMe } from '../../mail/query/index.js';
 import type { QueryNode } from '../../mail/query/index.js';
 import type {
@@ -41,13 +39,10 @@ import {
   fetchCopies,
   holds,
   opened,
-  syncSelected,
   labelIdsOf,
   mergeCopies,
   readCopy,
-  searchUids,
   toMailMessage,
-  uidSet,
 } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
 import type { ImapSession } from './session.js';
@@ -69,6 +64,7 @@ import { checkMax, listsInboxOnly, searchPage } from './search-pages.js';
 import type { SearchContext } from './search-pages.js';
 import { inboxMessages, leavesInbox, returnsToInbox } from './inbox-moves.js';
 import { newLabelTarget } from './writer.js';
+import { sentRecipients, sentVersion } from './sent.js';
 
 /** Folder lists are not mail (docs/architecture.md, promise 2): kept a minute so a call does not LIST twice. */
 const FOLDER_TTL_MS = 60_000;
@@ -733,51 +729,14 @@ export class ImapMailbox implements Mailbox {
     }, signal);
   }
 
-  /**
-   * EXAMINE Sent, one UID SEARCH SINCE, one FETCH of To and Cc: three commands. The EXAMINE's
-   * numbers are the version sentVersion compares with.
-   */
-  async sentRecipients(
-    days: number,
-    signal?: AbortSignal,
-  ): Promise<{ addresses: string[]; version?: string }> {
-    return this.read(async (client, model) => {
-      const sent = model.folders.find((f) => f.role === 'sent');
-      if (sent === undefined) return { addresses: [], version: 'none' };
-      const box = await examine(client, sent.path);
-      const version = `${String(box.uidValidity)}:${box.uidNext}:${box.exists}`;
-      if (box.exists === 0) return { addresses: [], version };
-      // SINCE compares dates in the server's zone (RFC 3501 §6.4.4): one day more is safe.
-      const since = new Date(this.now() - (days + 1) * 86_400_000);
-      const uids = await searchUids(client, { since });
-      if (uids.length === 0) return { addresses: [], version };
-      const rows = await client.fetchAll(uidSet(uids), { uid: true, headers: ['to', 'cc'] }, { uid: true });
-      const out: string[] = [];
-      for (const r of rows.sort((a, b) => b.uid - a.uid)) {
-        const { headers } = parseRawMessage(r.headers ?? Buffer.alloc(0));
-        for (const name of ['To', 'Cc'])
-          for (const v of headerValues(headers, name))
-            for (const a of parseAddressList(decodeWords(v))) if (a.address !== '') out.push(a.address);
-      }
-      return { addresses: out, version };
-    }, signal);
+  /** Who the person wrote to in the last `days` days, and the Sent version read at (sent.ts). */
+  sentRecipients(days: number, signal?: AbortSignal): Promise<{ addresses: string[]; version?: string }> {
+    return this.read((client, model) => sentRecipients(client, model, days, this.now()), signal);
   }
 
-  /**
-   * One STATUS of Sent: the version sentRecipients read at. STATUS, not EXAMINE, so the folder a
-   * write's judging read selected (INBOX) stays selected for the write.
-   */
-  async sentVersion(signal?: AbortSignal): Promise<string | undefined> {
-    return this.read(async (client, model) => {
-      const sent = model.folders.find((f) => f.role === 'sent');
-      if (sent === undefined) return 'none';
-      // The selected folder's STATUS is the session's view until a NOOP (reader.ts).
-      if (holds(client, sent.path)) await syncSelected(client);
-      const s = await client.status(sent.path, { messages: true, uidNext: true, uidValidity: true });
-      if (!s || s.uidValidity === undefined || s.uidNext === undefined || s.messages === undefined)
-        return undefined;
-      return `${String(s.uidValidity)}:${s.uidNext}:${s.messages}`;
-    }, signal);
+  /** The Sent version now, to compare with the one sentRecipients read at (sent.ts). */
+  sentVersion(signal?: AbortSignal): Promise<string | undefined> {
+    return this.read((client, model) => sentVersion(client, model), signal);
   }
 
   inboxSince(
