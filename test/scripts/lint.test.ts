@@ -134,6 +134,19 @@ describe('npm run lint (scripts/lint.mjs)', () => {
     expect(r.out).toContain('(2 files linted)');
   }, 90_000);
 
+  it('package.json turned to ESM flags the unchanged file whose import now needs an extension', () => {
+    const dir = project({
+      'package.json': '{ "name": "lint-probe", "private": true }\n',
+      'code/a.ts': 'export const one = 1;\n',
+      'code/b.ts': 'import { one } from "./a";\n\nexport const two = one + 1;\n',
+    });
+    expect(lint(dir).status).toBe(0);
+    writeFileSync(join(dir, 'package.json'), '{ "name": "lint-probe", "private": true, "type": "module" }\n');
+    const r = lint(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/code\/b\.ts\(1,21\): error TS2835/);
+  }, 90_000);
+
   it('a damaged cache is a full run, not a pass', () => {
     const dir = project({ 'code/a.ts': CLEAN.replace('  await work();', '  work();') });
     expect(lint(dir).status).toBe(1);
