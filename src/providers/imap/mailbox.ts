@@ -27,7 +27,7 @@ import type {
 } from '../mailbox.js';
 import { inboxSince, uidMarkAt } from './arrivals.js';
 import { imapHistory, profileCursor } from './history.js';
-import { buildFolderModel, keywordLabelId, placesOf, userKeyword } from './folders.js';
+import { buildFolderModel, folderByRole, keywordLabelId, placesOf, userKeyword } from './folders.js';
 import { parseImapId } from './ids.js';
 import type { ImapId } from './ids.js';
 import { imapLabels } from './labels.js';
@@ -631,7 +631,7 @@ export class ImapMailbox implements Mailbox {
    */
   private async keywordsAllowed(client: ImapFlow, model: FolderModel): Promise<boolean> {
     if (this.keywordsSettable !== undefined) return this.keywordsSettable;
-    const inbox = model.folders.find((f) => f.role === 'inbox');
+    const inbox = folderByRole(model, 'inbox');
     if (inbox === undefined) return (this.keywordsSettable = false);
     const box = await client.mailboxOpen(inbox.path, { readOnly: false });
     this.keywordsSettable = box.permanentFlags?.has('\\*') === true;

@@ -3,6 +3,7 @@ import type { Predicate, QueryNode, TermNode, Tri } from '../../mail/query/index
 import { interpretTerm, normalizeLabelName } from '../../mail/query/index.js';
 import { fold, isUserLabelId } from '../../mail/query/interpret.js';
 import { withImplicitExclusions } from '../../mail/verify.js';
+import { folderByRole } from './folders.js';
 
 export type FolderRole = 'inbox' | 'sent' | 'drafts' | 'junk' | 'trash' | 'archive' | 'all' | 'flagged';
 
@@ -454,7 +455,7 @@ export function planSearch(node: QueryNode, model: FolderModel, now: number): Se
     if (r !== false) kept.set(f, r);
   }
 
-  const all = model.folders.find((f) => f.role === 'all');
+  const all = folderByRole(model, 'all');
   // Gmail's All Mail leaves out Spam and Trash; Proton's holds every message (a label all mail
   // carries), so there it stands in only where Spam and Trash are kept too.
   const covered = model.folders.filter(

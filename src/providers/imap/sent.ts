@@ -1,6 +1,7 @@
 import type { ImapFlow } from 'imapflow';
 import { decodeWords, headerValues, parseAddressList } from '../../mail/headers.js';
 import { parseRawMessage } from '../../mail/mime.js';
+import { folderByRole } from './folders.js';
 import type { FolderModel } from './query.js';
 import { examine, holds, searchUids, syncSelected, uidSet } from './reader.js';
 
@@ -9,7 +10,7 @@ import { examine, holds, searchUids, syncSelected, uidSet } from './reader.js';
  * and a version that says whether that list can have changed since it was read.
  */
 
-/** A Sent folder's version: its UIDVALIDITY, UIDNEXT and message count ('none' when there is no Sent). */
+/** A Sent folder's version: its UIDVALIDITY, UIDNEXT and message count (both lookups say 'none' when there is no Sent). */
 const versionOf = (uidValidity: bigint | number, uidNext: number, messages: number): string =>
   `${String(uidValidity)}:${uidNext}:${messages}`;
 
@@ -23,7 +24,7 @@ export async function sentRecipients(
   days: number,
   now: number,
 ): Promise<{ addresses: string[]; version?: string }> {
-  const sent = model.folders.find((f) => f.role === 'sent');
+  const sent = folderByRole(model, 'sent');
   if (sent === undefined) return { addresses: [], version: 'none' };
   const box = await examine(client, sent.path);
   const version = versionOf(box.uidValidity, box.uidNext, box.exists);
@@ -48,7 +49,7 @@ export async function sentRecipients(
  * write's judging read selected (INBOX) stays selected for the write.
  */
 export async function sentVersion(client: ImapFlow, model: FolderModel): Promise<string | undefined> {
-  const sent = model.folders.find((f) => f.role === 'sent');
+  const sent = folderByRole(model, 'sent');
   if (sent === undefined) return 'none';
   // The selected folder's STATUS is the session's view until a NOOP (reader.ts).
   if (holds(client, sent.path)) await syncSelected(client);

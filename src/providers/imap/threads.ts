@@ -2,6 +2,7 @@ import type { ImapFlow, SearchObject } from 'imapflow';
 import { examine, fetchCopies, mergeCopies, readCopy, searchUids } from './reader.js';
 import type { Copy, ReadFormat, ReadMessage } from './reader.js';
 import type { Folder, FolderModel } from './query.js';
+import { folderByRole } from './folders.js';
 import { withFlags } from './folder-index.js';
 import type { FolderIndex } from './folder-index.js';
 import { noteUncheckedPlace } from '../freshness.js';
@@ -283,7 +284,7 @@ export async function gatherThreads(
   everyPlace = false,
   use?: IndexUse,
 ): Promise<ReadMessage[]> {
-  const all = model.folders.find((f) => f.role === 'all');
+  const all = folderByRole(model, 'all');
   const places = model.folders.filter((f) => f.kind !== 'virtual');
   if (all === undefined) return mergeCopies(await rounds(client, places, roots, format, false));
   const spamTrashInAll = model.proton === true;
@@ -339,7 +340,7 @@ export async function messageViaAllMail(
   format: ReadFormat,
   use: IndexUse,
 ): Promise<ReadMessage | undefined> {
-  const all = model.folders.find((f) => f.role === 'all');
+  const all = folderByRole(model, 'all');
   if (all === undefined) return undefined;
   const [hit] = (await use.index.uidsOf(client, all, [messageId], use.signal)) ?? [];
   if (hit === undefined) return undefined;

@@ -1,6 +1,6 @@
 import type { ImapFlow, MailboxObject } from 'imapflow';
 import { MailError, invalidInput } from '../../mail/errors.js';
-import { keywordLabelId, KEYWORD_PREFIX } from './folders.js';
+import { folderByRole, keywordLabelId, KEYWORD_PREFIX } from './folders.js';
 import type { Folder, FolderModel } from './query.js';
 import { opened, searchUids, uidSet } from './reader.js';
 import type { Copy, ReadMessage } from './reader.js';
@@ -43,10 +43,6 @@ async function select(client: ImapFlow, path: string): Promise<MailboxObject> {
   const box = await client.mailboxOpen(path, { readOnly: false });
   opened(client);
   return box;
-}
-
-function byRole(model: FolderModel, role: Folder['role']): Folder | undefined {
-  return model.folders.find((f) => f.role === role);
 }
 
 function byLabel(model: FolderModel, id: string): Folder | undefined {
@@ -96,8 +92,8 @@ function destination(model: FolderModel, copy: Copy, delta: LabelDelta): Folder 
   const add = new Set(delta.add);
   const here = copy.folder;
   const label = here.labelId;
-  if (add.has('TRASH')) return here.role === 'trash' ? undefined : byRole(model, 'trash');
-  if (add.has('SPAM')) return here.role === 'junk' ? undefined : byRole(model, 'junk');
+  if (add.has('TRASH')) return here.role === 'trash' ? undefined : folderByRole(model, 'trash');
+  if (add.has('SPAM')) return here.role === 'junk' ? undefined : folderByRole(model, 'junk');
   const removed = label !== undefined && delta.remove.includes(label);
   // Sent and Drafts copies are where the user's own words are kept: only trash and spam move them.
   if (here.role === 'sent' || here.role === 'drafts') return undefined;
@@ -111,8 +107,8 @@ function destination(model: FolderModel, copy: Copy, delta: LabelDelta): Folder 
   }
   if (!removed) return undefined;
   if (here.role === 'inbox' || here.kind === 'location') {
-    if (here.role === 'junk' || here.role === 'trash') return byRole(model, 'inbox');
-    return byRole(model, 'archive') ?? unsupportedArchive();
+    if (here.role === 'junk' || here.role === 'trash') return folderByRole(model, 'inbox');
+    return folderByRole(model, 'archive') ?? unsupportedArchive();
   }
   return undefined;
 }
@@ -175,7 +171,7 @@ function planChange(model: FolderModel, messages: readonly ReadMessage[], delta:
     }
     // Adding INBOX to a message that lives only where nothing moves it (the user's own message in
     // Sent) files a copy in INBOX, as a note to self is: both copies are the one message.
-    const inbox = byRole(model, 'inbox');
+    const inbox = folderByRole(model, 'inbox');
     if (
       delta.add.includes('INBOX') &&
       inbox !== undefined &&
